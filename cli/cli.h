@@ -1,0 +1,88 @@
+/* cli.h: what the longpole commands share: exit codes, option parsing, loading a
+ * trace with its diagnostics printed, time and duration formats, progress display.
+ * The CLI is a thin layer: every analysis lives in liblongpole. */
+#ifndef LP_CLI_H
+#define LP_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "longpole/longpole.h"
+
+/* Exit statuses (documented in `longpole help exit-codes`). */
+enum {
+    LP_EXIT_OK = 0,        /* success; for `check`: the trace is clean */
+    LP_EXIT_FINDINGS = 1,  /* `check`: the trace breaks an instrumentation property or a rule */
+    LP_EXIT_USAGE = 2,     /* bad command line */
+    LP_EXIT_IO = 3,        /* a file could not be opened, read or written */
+    LP_EXIT_DATA = 4,      /* the input broke rules of the format; bad records were skipped and reported */
+    LP_EXIT_FORMAT = 5,    /* the input is not a readable trace (unknown format, corrupt, bad checksum) */
+    LP_EXIT_NOMEM = 6,     /* out of memory */
+    LP_EXIT_LIMIT = 7,     /* a capacity limit was exceeded */
+    LP_EXIT_INTERNAL = 70  /* a bug: please report */
+};
+
+/* Map a library status to an exit status. */
+int cli_exit_for(lp_status st);
+
+/* Options every loading command accepts. */
+typedef struct cli_load {
+    const char *format;    /* --format */
+    int strict;            /* --strict: stop if the input had errors */
+    int quiet;             /* -q: do not print diagnostics, only the summary line */
+    size_t max_diags;      /* --max-errors N: diagnostics printed in full (default 20) */
+    int no_progress;
+} cli_load;
+
+/* Load `paths` into a trace; prints diagnostics to stderr. Returns 0 and sets *out, or
+ * an exit status. *data_errors is set when records were dropped (the caller exits
+ * with LP_EXIT_DATA after producing its output). */
+int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, int *data_errors);
+/* Print the diagnostics summary of a sink to stderr. */
+void cli_print_diags(const lp_diags *ds, size_t max);
+
+/* Parse a time: an integer number of ns, or a number with a unit (ns, us, ms, s, m, h);
+ * "+X" means X after `base`. Returns 0 on success. */
+int cli_parse_time(const char *s, int64_t base, int64_t *out);
+/* Parse a duration (same units, no sign). */
+int cli_parse_dur(const char *s, int64_t *out);
+/* Parse an unsigned integer with optional k/M/G suffix. */
+int cli_parse_count(const char *s, uint64_t *out);
+int cli_parse_double(const char *s, double *out);
+
+/* "--name=value" or "--name value": if argv[*i] is option `name`, set *val and return 1. */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+/* A flag without value. */
+int cli_flag(char **argv, int i, const char *name);
+
+/* Usage error: prints "longpole CMD: msg" and a hint; returns LP_EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Runtime error with an lp_error. */
+int cli_fail(const char *cmd, const lp_error *err);
+
+/* Progress on stderr when it is a terminal (and not disabled). */
+int cli_progress(void *ctx, const char *what, uint64_t done, uint64_t total);
+void cli_progress_done(void);
+int cli_progress_enabled(void);
+void cli_progress_disable(void);
+
+/* The output of `cp` for a loaded trace (shared by cp and demo). */
+typedef struct cli_cp_opts {
+    int json;
+    uint64_t path_limit, top;
+    int windowed;
+    int64_t from, to;
+} cli_cp_opts;
+int cli_cp_print(const lp_trace *t, const cli_cp_opts *o, int data_errors);
+
+/* Commands. */
+int cmd_cp(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+/* Print the help of one command (or the overview if NULL); returns 0 if known. */
+int cli_help_topic(FILE *out, const char *topic);
+
+#endif

@@ -1,0 +1,76 @@
+/* cmd_convert.c: `longpole convert`: any readable trace to native text or binary,
+ * optionally compressed (by the output name: .gz, .zst). */
+#include "cli.h"
+
+#include <string.h>
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+    cli_load lo = {0};
+    const char *out = NULL, *to = NULL, *v;
+    char **paths = lp_malloc((size_t)argc * sizeof *paths);
+    int npaths = 0;
+    if (!paths)
+        return LP_EXIT_NOMEM;
+    for (int i = 1; i < argc; i++) {
+        if (cli_flag(argv, i, "--strict"))
+            lo.strict = 1;
+        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
+            lo.quiet = 1;
+        else if (cli_opt(argc, argv, &i, "-o", &out) || cli_opt(argc, argv, &i, "--output", &out)) {
+            if (!out)
+                return lp_free(paths), cli_usage("convert", "-o needs a file name");
+        } else if (cli_opt(argc, argv, &i, "--to", &to)) {
+            if (!to || (strcmp(to, "lpt") && strcmp(to, "lptb")))
+                return lp_free(paths), cli_usage("convert", "--to takes lpt or lptb");
+        } else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
+            if (!lo.format)
+                return lp_free(paths), cli_usage("convert", "--format needs a value");
+        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
+            uint64_t n;
+            if (!v || cli_parse_count(v, &n))
+                return lp_free(paths), cli_usage("convert", "--max-errors needs a number");
+            lo.max_diags = (size_t)n;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return lp_free(paths), cli_usage("convert", "unknown option '%s'", argv[i]);
+        } else {
+            paths[npaths++] = argv[i];
+        }
+    }
+    if (!npaths)
+        return lp_free(paths), cli_usage("convert", "no input given");
+    if (!out)
+        return lp_free(paths), cli_usage("convert", "no output given (-o FILE, or -o - for stdout)");
+    lp_compression comp = LP_COMP_NONE;
+    const char *base = out;
+    char stripped[4096];
+    if (ends_with(out, ".gz") || ends_with(out, ".zst")) {
+        comp = ends_with(out, ".gz") ? LP_COMP_GZIP : LP_COMP_ZSTD;
+        size_t n = strlen(out) - (comp == LP_COMP_GZIP ? 3 : 4);
+        if (n >= sizeof stripped)
+            n = sizeof stripped - 1;
+        memcpy(stripped, out, n);
+        stripped[n] = '\0';
+        base = stripped;
+    }
+    int binary = to ? strcmp(to, "lptb") == 0 : ends_with(base, ".lptb");
+    lp_trace *t = NULL;
+    int data_errors = 0;
+    int rc = cli_load_trace(&lo, paths, npaths, &t, &data_errors);
+    lp_free(paths);
+    if (rc)
+        return rc;
+    lp_error err;
+    lp_error_clear(&err);
+    lp_status st = lp_trace_save(t, out, binary, comp, &err);
+    lp_trace_free(t);
+    if (st)
+        return cli_fail("convert", &err);
+    return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
+}

@@ -1,0 +1,98 @@
+/* cmd_info.c: `longpole info`: what a trace holds (counts, extent, workers, types). */
+#include "cli.h"
+#include "core/util.h"
+
+#include <string.h>
+
+int cmd_info(int argc, char **argv)
+{
+    cli_load lo = {0};
+    int json = 0;
+    char **paths = lp_malloc((size_t)argc * sizeof *paths);
+    int npaths = 0;
+    if (!paths)
+        return LP_EXIT_NOMEM;
+    for (int i = 1; i < argc; i++) {
+        if (cli_flag(argv, i, "--json"))
+            json = 1;
+        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
+            lo.quiet = 1;
+        else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
+            if (!lo.format)
+                return lp_free(paths), cli_usage("info", "--format needs a value");
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return lp_free(paths), cli_usage("info", "unknown option '%s'", argv[i]);
+        else
+            paths[npaths++] = argv[i];
+    }
+    if (!npaths)
+        return lp_free(paths), cli_usage("info", "no trace given");
+    lp_trace *t = NULL;
+    int data_errors = 0;
+    int rc = cli_load_trace(&lo, paths, npaths, &t, &data_errors);
+    lp_free(paths);
+    if (rc)
+        return rc;
+    uint64_t *per_type = lp_calloc(t->ntypes, sizeof *per_type);
+    int64_t *type_ns = lp_calloc(t->ntypes, sizeof *type_ns);
+    if (!per_type || !type_ns) {
+        lp_free(per_type);
+        lp_free(type_ns);
+        lp_trace_free(t);
+        return LP_EXIT_NOMEM;
+    }
+    for (uint64_t i = 0; i < t->nacts; i++) {
+        per_type[t->atype[i]]++;
+        type_ns[t->atype[i]] += t->aend[i] - t->astart[i];
+    }
+    if (json) {
+        lp_jsonw j;
+        lp_jsonw_init(&j, stdout, 0);
+        lp_jsonw_obj(&j);
+        lp_jsonw_kstr(&j, "longpole", LONGPOLE_VERSION);
+        lp_jsonw_kstr(&j, "command", "info");
+        lp_jsonw_ku64(&j, "workers", t->nworkers);
+        lp_jsonw_ku64(&j, "activities", t->nacts - t->ngaps);
+        lp_jsonw_ku64(&j, "gaps", t->ngaps);
+        lp_jsonw_ku64(&j, "messages", t->nmsgs);
+        lp_jsonw_ku64(&j, "skewed_messages", t->nskew);
+        lp_jsonw_ki64(&j, "start", t->tmin);
+        lp_jsonw_ki64(&j, "end", t->tmax);
+        lp_jsonw_key(&j, "types");
+        lp_jsonw_obj(&j);
+        for (uint32_t ty = 0; ty < t->ntypes; ty++)
+            if (per_type[ty]) {
+                lp_jsonw_key(&j, lp_trace_type_name(t, ty));
+                lp_jsonw_obj(&j);
+                lp_jsonw_ku64(&j, "count", per_type[ty]);
+                lp_jsonw_ki64(&j, "ns", type_ns[ty]);
+                lp_jsonw_obj_end(&j);
+            }
+        lp_jsonw_obj_end(&j);
+        lp_jsonw_key(&j, "worker_names");
+        lp_jsonw_arr(&j);
+        for (uint32_t w = 0; w < t->nworkers; w++)
+            lp_jsonw_str(&j, lp_trace_worker_name(t, w));
+        lp_jsonw_arr_end(&j);
+        lp_jsonw_obj_end(&j);
+        lp_jsonw_end(&j);
+    } else {
+        char d[32];
+        printf("workers     %u\n", t->nworkers);
+        printf("activities  %llu (+%llu gaps filled)\n", (unsigned long long)(t->nacts - t->ngaps),
+               (unsigned long long)t->ngaps);
+        printf("messages    %llu (%llu received before sent)\n", (unsigned long long)t->nmsgs,
+               (unsigned long long)t->nskew);
+        printf("time        %lld .. %lld (%s)\n", (long long)t->tmin, (long long)t->tmax,
+               lp_fmt_dur(t->tmax - t->tmin, d, sizeof d));
+        printf("types      ");
+        for (uint32_t ty = 0; ty < t->ntypes; ty++)
+            if (per_type[ty])
+                printf(" %s:%llu", lp_trace_type_name(t, ty), (unsigned long long)per_type[ty]);
+        printf("\n");
+    }
+    lp_free(per_type);
+    lp_free(type_ns);
+    lp_trace_free(t);
+    return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
+}

@@ -1,0 +1,61 @@
+/* gen.h: synthetic trace generators (deterministic for a given seed).
+ *
+ * `dataflow`: a Flink-like streaming job (docs/generators.md). A chain of operators
+ * (default source -> flatmap -> count), each run by `parallelism` workers; sources
+ * read records at a configured rate, operators process them in network buffers of
+ * `batch` records, exchanges between operators are round-robin (rebalance) or keyed
+ * (hash-partitioned, where `skew` of the records go to one hot worker), with
+ * credit-based flow control (a receiver returns a credit message per buffer it has
+ * consumed; a sender without credit waits). Every buffer costs deserialization,
+ * processing, serialization and buffer-management activities; a job manager sends
+ * periodic checkpoint barriers (control messages) that flow through the job and are
+ * acknowledged back. Idle time ending at a receive is left as a gap, which the trace
+ * model fills as `waiting`. One worker may be made slower by a factor.
+ */
+#ifndef LONGPOLE_GEN_H
+#define LONGPOLE_GEN_H
+
+#include <stdint.h>
+#include "longpole/trace.h"
+#include "longpole/io.h"
+
+#define LP_GEN_MAXOPS 16
+
+typedef struct lp_gen_op {
+    char name[32];
+    uint32_t parallelism;
+    double cost_ns;          /* processing time per record (ns) */
+    int keyed;               /* the exchange INTO this operator is keyed (hash) rather than rebalance */
+} lp_gen_op;
+
+typedef struct lp_gen_dataflow {
+    lp_gen_op ops[LP_GEN_MAXOPS];
+    uint32_t nops;
+    double rate;             /* records per second of job time read by all sources together */
+    int64_t duration_ns;     /* job time to simulate (stops earlier if max_records is reached) */
+    uint64_t max_records;    /* stop once the trace holds this many records (0 = no limit) */
+    double skew;             /* share of keyed records routed to worker 0 of the receiving operator, 0..1 */
+    char slow_worker[48];    /* e.g. "flatmap.1", "" for none */
+    double slow_factor;      /* processing-time multiplier of slow_worker (>= 1) */
+    uint32_t batch;          /* records per network buffer */
+    uint32_t credits;        /* buffers in flight per channel */
+    double ser_ns;           /* serialization cost per record */
+    double deser_ns;         /* deserialization cost per record */
+    double buffer_ns;        /* buffer-management cost per buffer */
+    double net_latency_ns;   /* network latency per message */
+    double net_ns_per_byte;  /* network transfer time per byte */
+    uint32_t record_bytes;   /* bytes per record (message sizes) */
+    int64_t checkpoint_ns;   /* checkpoint barrier interval (0 = none) */
+    double jitter;           /* relative random jitter of every duration, 0..1 */
+    uint64_t seed;
+    int halves;              /* write messages as S/R pairs instead of M records */
+} lp_gen_dataflow;
+
+/* Defaults: source:4,flatmap:4,count:4 (count keyed), 1 M records/s, 10 s, batch 64, ... */
+void lp_gen_dataflow_defaults(lp_gen_dataflow *o);
+/* Parse "name:parallelism[:cost_ns][:keyed],..." into o->ops. */
+lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err);
+/* Generate a trace in memory. */
+lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err);
+
+#endif

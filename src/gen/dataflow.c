@@ -1,0 +1,1384 @@
+/* dataflow.c: the `dataflow` trace generator (gen.h): a discrete-event simulation of
+ * a Flink-like streaming job, deterministic for a given seed.
+ *
+ * Model
+ *  - A chain of operators op[0] -> op[1] -> ... -> op[n-1]; operator k runs on
+ *    workers "<name>.<i>", i < parallelism. Every worker of op[k] has one channel to
+ *    every worker of op[k+1]. The exchange into op[k+1] is rebalance (round-robin per
+ *    record, continuing where the previous batch stopped) or keyed (each record goes to
+ *    worker 0 with probability `skew`, else to a uniformly drawn worker, so worker 0
+ *    gets skew + (1-skew)/p of the records; one 32-bit draw per record).
+ *    A worker "jobmanager" exists when checkpoint_ns > 0.
+ *  - Sources (op[0]) read external input: source i's batches of `batch` records become
+ *    available every batch * p0 / rate seconds (jittered), staggered by i/p0 of that
+ *    interval. A source that is free before its next batch is available waits for the
+ *    external system: an `io` activity up to the moment the batch (or a barrier)
+ *    arrives. A source that is behind (backpressure) reads the next batch at once.
+ *    Reading a batch is a `processing` activity (cost_ns of op[0] per record).
+ *  - Every other worker handles its network input one item at a time, FIFO by arrival.
+ *    A data buffer of n records costs `deserialization` (n * deser_ns), after which
+ *    the worker returns one credit to the buffer's sender (a control message,
+ *    kind=credit), then `processing` (n * cost_ns, times slow_factor on slow_worker).
+ *  - Output (all operators but the last): each record is routed into the output buffer
+ *    of its channel. A buffer is sent when it holds `batch` records, or, at the end of
+ *    handling an input item, when it has been open for FLUSH_NS (a buffer timeout, like
+ *    Flink's execution.buffer-timeout); a barrier also flushes every open buffer. Sending
+ *    a buffer of n records takes one credit of its channel, then `serialization`
+ *    (n * ser_ns) and `buffer` (buffer_ns); the data message (kind=data,
+ *    bytes = n * record_bytes) leaves at the end of the buffer activity and arrives
+ *    net_latency_ns + bytes * net_ns_per_byte later. Each channel starts with `credits`
+ *    credits; a sender that finds no credit stops (nothing recorded) until the credit
+ *    message arrives, so the gap ends at that receive and becomes `waiting`.
+ *  - Checkpoints: every checkpoint_ns the job manager, unless the previous checkpoint is
+ *    still running (at most one in flight, as Flink's default), does a `scheduling`
+ *    activity and sends a barrier (kind=barrier) to every source. A worker receiving a
+ *    barrier handles it in its input FIFO as a `barrier` activity; when it has the
+ *    barrier from all its inputs it flushes its open output buffers and sends the
+ *    barrier to every downstream worker on the data channels (after the data, no
+ *    credit needed). Workers of the last operator then send an ack (kind=ack) to the job
+ *    manager, which does a `scheduling` activity once all acks are in.
+ *  - Every duration (activities, network delays, source inter-arrival times) is
+ *    multiplied by 1 + jitter * u, u uniform in [-1, 1] (splitmix64, seeded), rounded
+ *    to integer nanoseconds, at least 1 ns.
+ *  - The simulation stops at the first event after duration_ns, or once the builder
+ *    holds max_records records. Messages are emitted when they arrive, so those in
+ *    flight at the stop are not in the trace; activities already decided (a worker
+ *    may be decided a few microseconds ahead) are kept whole.
+ *
+ * Invariants (checked by the builder; a violation is a bug and makes run() fail with
+ * LP_ERR_DATA): every activity lasts >= 1 ns; one worker's activities never overlap
+ * and are added in start order; every message has recv >= send, leaves at an activity
+ * end of its sender; data and barriers on one channel arrive in the order they were
+ * sent (arrival = max(send + delay, previous arrival on the channel)); idle time is
+ * never recorded (it ends at a receive: data, barrier or credit), except the job
+ * manager's time between checkpoint triggers, which ends at a timer and so becomes
+ * `unknown`. Message ids are the event sequence numbers: unique and deterministic.
+ *
+ * Implementation: a binary heap of events ordered by (time, sequence number), so ties
+ * are resolved in the order events were created. A worker's timeline is computed
+ * ahead as far as it is certain: credits only grow while their sender is busy, and
+ * queued input arrived before the current time, so a worker keeps going until it must
+ * send on a channel with no credit (then it re-checks at that instant) or runs out of
+ * known input. No allocation per record or per event beyond amortised array growth;
+ * names and attribute lists are resolved once.
+ */
+#include "longpole/gen.h"
+#include "longpole/alloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLUSH_NS 5000000       /* output buffer timeout */
+#define BARRIER_NS 2000.0      /* a barrier activity */
+#define SCHED_NS 10000.0       /* a job-manager scheduling activity */
+#define CREDIT_BYTES 16u       /* size of a credit message */
+#define CTRL_BYTES 64u         /* size of a barrier or ack message */
+#define MAX_CHANNELS (UINT64_C(1) << 26)
+#define MAX_COST 1e12          /* ns per record, per buffer or per message */
+
+enum { EV_DATA = 0, EV_BARRIER, EV_CREDIT, EV_READY, EV_ACK, EV_TICK };
+/* Worker states. In every state the worker's timeline is decided up to `free`, which
+ * may lie ahead of the current time. */
+enum {
+    ST_IDLE = 0, /* nothing queued: the next input is handled from max(arrival, free) */
+    ST_BLOCKED,  /* must send on blk_ch, which has no credit */
+    ST_IOWAIT,   /* source waiting for its next batch (EV_READY pending) since iosince */
+    ST_DONE      /* reached the end of the simulated time */
+};
+
+#define ITEM_BARRIER UINT32_MAX   /* item.n of a barrier */
+#define SEND_BARRIER UINT32_MAX   /* sendent.j: send barriers to every downstream worker */
+#define NO_TIME INT64_MIN
+
+/* An event: the heap holds (time, sequence << SLOT_BITS | slot) pairs; the rest lives in
+ * a pool slot. */
+#define SLOT_BITS 24
+typedef struct hent {
+    int64_t t;
+    uint64_t k;
+} hent;
+
+typedef struct evdata {
+    int64_t sent;      /* send time of the message this event delivers */
+    uint32_t from, to; /* simulation worker indices (the job manager is nw) */
+    uint32_t ch;       /* EV_DATA/EV_BARRIER: sender's index in its operator */
+    uint32_t n;        /* records of a data buffer */
+    uint32_t kind;
+} evdata;
+
+typedef struct ev {
+    int64_t t;
+    uint64_t seq;      /* unique, increasing: ties in time go in creation order; message id */
+    evdata d;
+} ev;
+
+typedef struct item { uint32_t from, n; } item;     /* an input buffer or barrier */
+typedef struct sendent { uint32_t j, n; } sendent;  /* a buffer to send on channel j */
+typedef struct openent { int64_t t; uint32_t j; } openent;
+
+typedef struct gworker {
+    uint32_t bw;            /* builder worker id */
+    uint32_t op, idx;       /* operator, index within it */
+    uint32_t state;         /* ST_* */
+    uint32_t nbar;          /* barriers received in the current checkpoint */
+    int64_t free;           /* end of the worker's decided timeline */
+    double pcost;           /* processing ns per record */
+    item *q;                /* input FIFO (ring, power-of-two capacity) */
+    uint32_t qhead, qlen, qcap;
+    uint64_t ochan;         /* first output channel */
+    sendent *sl;            /* buffers decided to be sent */
+    uint32_t slpos, sllen;
+    uint64_t blk_ch;        /* ST_BLOCKED: the channel without credit */
+    openent *oq;            /* output buffers by opening time (ring, lazy deletion) */
+    uint32_t oqhead, oqlen, oqcap;
+    uint32_t rr;            /* round-robin position */
+    /* sources */
+    double avail_d;         /* when the next batch is available */
+    int64_t avail;
+    int64_t iosince;        /* ST_IOWAIT: start of the io activity */
+    int64_t ready_at;       /* time of the pending EV_READY, or NO_TIME */
+} gworker;
+
+/* A worker's activities, kept until the end so that they reach the builder grouped by
+ * worker (which spares it a permutation of every column). */
+typedef struct actbuf {
+    uint64_t *wd;           /* activity words (see act_on) */
+    size_t n, cap;
+    int64_t last;           /* end of the last activity */
+} actbuf;
+
+typedef struct sim {
+    const lp_gen_dataflow *o;
+    lp_builder *b;
+    lp_error *err;
+    lp_status st;
+    uint64_t line;
+    uint64_t rng;
+    uint64_t bits;          /* random bits left over for jitter */
+    uint32_t nbits;         /* 16-bit draws left in bits */
+    double j0, j1;          /* jitter factor = j0 + j1 * u16 */
+    hent *heap;        /* 4-ary min-heap */
+    size_t nheap, capheap;
+    evdata *pool;
+    uint32_t *freeslot;
+    size_t npool, nfree, cappool;
+    uint64_t seq;
+    gworker *w;
+    uint32_t nw, nops;
+    uint32_t opfirst[LP_GEN_MAXOPS + 1];
+    uint32_t par[LP_GEN_MAXOPS];
+    int keyed[LP_GEN_MAXOPS];
+    lp_str opname[LP_GEN_MAXOPS];
+    uint32_t *bw;           /* builder id of simulation worker i (nw = job manager) */
+    uint32_t *pend, *credit;
+    int64_t *opent;
+    int64_t *lastarr;       /* per sending worker: arrival of its latest message */
+    actbuf *ab;             /* per worker (nw = job manager): its activities, in order */
+    uint64_t nrec;          /* records made so far (activities, messages, halves) */
+    uint64_t nch;
+    uint32_t *cnt, *touched;
+    uint32_t *dattr;        /* attribute list of a data message of n records (0 = not made) */
+    uint32_t a_credit, a_barrier, a_ack;
+    lp_str k_bytes, k_kind, v_data;
+    int has_jm, ck_inflight;
+    int64_t jm_free;
+    int64_t next_tick;      /* time of the pending EV_TICK */
+    uint32_t jm_bar_pending;/* barriers from the job manager not yet delivered */
+    int64_t src_horizon;    /* no barrier can reach a source before this time */
+    uint32_t acks;
+    double deser, ser, bufns, lat, nspb, jit, rbytes, skew, src_interval;
+    uint64_t skew_thr;
+    double skew_scale[LP_GEN_MAXOPS];
+    uint16_t *ktab[LP_GEN_MAXOPS]; /* keyed routing: 16-bit draw -> worker, or NULL (exact draws) */
+    uint32_t batch;
+} sim;
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static lp_status fail_nomem(sim *s)
+{
+    if (!s->st)
+        s->st = lp_error_set(s->err, LP_ERR_NOMEM, "out of memory");
+    return s->st;
+}
+
+static inline uint64_t rnd(sim *s)
+{
+    uint64_t z = (s->rng += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* 1 + jitter * u, u uniform in [-1, 1] (in steps of 2^-15: 16 random bits a draw). */
+static inline double jitter(sim *s)
+{
+    if (!s->nbits) {
+        s->bits = rnd(s);
+        s->nbits = 4;
+    }
+    uint32_t u = (uint32_t)(s->bits & 0xffff);
+    s->bits >>= 16;
+    s->nbits--;
+    return s->j0 + u * s->j1;
+}
+
+/* A duration of `base` ns with jitter, rounded, at least 1 ns. */
+static inline int64_t dur(sim *s, double base)
+{
+    double x = base;
+    if (s->jit > 0)
+        x *= jitter(s);
+    if (x < 1.0)
+        return 1;
+    return (int64_t)(x + 0.5);
+}
+
+/* Branch-free (time, sequence) order: the outcome of heap comparisons is unpredictable. */
+static inline int h_less(const hent *a, const hent *b)
+{
+    return (a->t < b->t) | ((a->t == b->t) & (a->k < b->k));
+}
+
+static void push(sim *s, int kind, int64_t t, int64_t sent, uint32_t from, uint32_t to, uint32_t ch, uint32_t n)
+{
+    uint32_t slot;
+    if (s->nfree) {
+        slot = s->freeslot[--s->nfree];
+    } else {
+        if (s->npool == s->cappool) {
+            if (s->npool >= ((size_t)1 << SLOT_BITS)) {
+                if (!s->st)
+                    s->st = lp_error_set(s->err, LP_ERR_LIMIT, "dataflow: more than %u events in flight",
+                                         1u << SLOT_BITS);
+                return;
+            }
+            size_t cap = s->cappool;
+            void *p = s->pool;
+            if (lp_grow(&p, &cap, s->npool + 1, sizeof(evdata))) {
+                fail_nomem(s);
+                return;
+            }
+            s->pool = p;
+            uint32_t *f = lp_reallocarray(s->freeslot, cap, sizeof *f);
+            if (!f) {
+                fail_nomem(s);
+                return;
+            }
+            s->freeslot = f;
+            hent *h = lp_reallocarray(s->heap, cap, sizeof *h);
+            if (!h) {
+                fail_nomem(s);
+                return;
+            }
+            s->heap = h;
+            s->capheap = s->cappool = cap; /* only once all three have room */
+        }
+        slot = (uint32_t)s->npool++;
+    }
+    s->pool[slot] = (evdata){sent, from, to, ch, n, (uint32_t)kind};
+    hent e = {t, (++s->seq) << SLOT_BITS | slot};
+    size_t i = s->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 4;
+        if (!h_less(&e, &s->heap[parent]))
+            break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = e;
+}
+
+static void pop(sim *s, ev *out)
+{
+    hent top = s->heap[0];
+    uint32_t slot = (uint32_t)(top.k & ((1u << SLOT_BITS) - 1));
+    out->t = top.t;
+    out->seq = top.k >> SLOT_BITS;
+    out->d = s->pool[slot];
+    s->freeslot[s->nfree++] = slot;
+    hent last = s->heap[--s->nheap];
+    size_t n = s->nheap, i = 0;
+    for (;;) {
+        size_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        size_t best = c;
+        if (c + 4 <= n) {
+            size_t b1 = h_less(&s->heap[c + 1], &s->heap[c]) ? c + 1 : c;
+            size_t b2 = h_less(&s->heap[c + 3], &s->heap[c + 2]) ? c + 3 : c + 2;
+            best = h_less(&s->heap[b2], &s->heap[b1]) ? b2 : b1;
+        } else {
+            for (size_t x = c + 1; x < n; x++)
+                best = h_less(&s->heap[x], &s->heap[best]) ? x : best;
+        }
+        if (!h_less(&s->heap[best], &last))
+            break;
+        s->heap[i] = s->heap[best];
+        i = best;
+    }
+    if (n)
+        s->heap[i] = last;
+}
+
+/* Activity words: type (4 bits) | length (30 bits) << 4 | time since the previous
+ * activity's end (30 bits) << 34; an activity that does not fit is ESCAPE | type << 4
+ * followed by its start and end. */
+#define ESCAPE 15u
+#define FIT (UINT64_C(1) << 30)
+
+static int abuf_grow(sim *s, actbuf *a, size_t need)
+{
+    size_t ncap = a->cap < 256 ? 256 : a->cap + a->cap / 2;
+    ncap = ncap < need ? need : ncap;
+    uint64_t *wd = lp_reallocarray(a->wd, ncap, sizeof *wd);
+    if (!wd)
+        return fail_nomem(s);
+    a->wd = wd;
+    a->cap = ncap;
+    return 0;
+}
+
+/* Record activity [start, end] of type `type` on simulation worker i. */
+static inline void act_on(sim *s, uint32_t i, int64_t start, int64_t end, uint8_t type)
+{
+    actbuf *a = &s->ab[i];
+    if (a->n + 3 > a->cap && abuf_grow(s, a, a->n + 3))
+        return;
+    uint64_t skip = (uint64_t)start - (uint64_t)a->last, len = (uint64_t)end - (uint64_t)start;
+    if (skip < FIT && len < FIT) {
+        a->wd[a->n++] = type | len << 4 | skip << 34;
+    } else {
+        a->wd[a->n++] = ESCAPE | (uint64_t)type << 4;
+        a->wd[a->n++] = (uint64_t)start;
+        a->wd[a->n++] = (uint64_t)end;
+    }
+    a->last = end;
+    s->nrec++;
+}
+
+static inline void act(sim *s, const gworker *w, int64_t start, int64_t end, uint8_t type)
+{
+    act_on(s, (uint32_t)(w - s->w), start, end, type);
+}
+
+/* Hand the activities to the builder, worker by worker (in builder id order). */
+static void flush_acts(sim *s)
+{
+    for (uint32_t i = 0; i <= s->nw && !s->st; i++) {
+        actbuf *a = &s->ab[i];
+        lp_str op = i < s->nw ? s->opname[s->w[i].op] : LP_STR_NONE;
+        uint32_t w = s->bw[i];
+        int64_t last = 0;
+        for (size_t k = 0; k < a->n && !s->st;) {
+            uint64_t x = a->wd[k++];
+            int64_t start, end;
+            uint16_t type;
+            if ((x & 15) != ESCAPE) {
+                type = (uint16_t)(x & 15);
+                start = (int64_t)((uint64_t)last + (x >> 34));
+                end = (int64_t)((uint64_t)start + ((x >> 4) & (FIT - 1)));
+            } else {
+                type = (uint16_t)((x >> 4) & 15);
+                start = (int64_t)a->wd[k++];
+                end = (int64_t)a->wd[k++];
+            }
+            last = end;
+            s->st = lp_builder_activity(s->b, w, start, end, type, op, 0, ++s->line, s->err);
+        }
+        lp_free(a->wd);
+        a->wd = NULL;
+        a->n = a->cap = 0;
+    }
+}
+
+static void emit_msg(sim *s, const ev *e, uint32_t attrs)
+{
+    if (s->st)
+        return;
+    uint32_t a = s->bw[e->d.from], b = s->bw[e->d.to];
+    uint64_t id = e->seq;
+    s->nrec += 1 + (s->o->halves != 0);
+    if (s->o->halves) {
+        s->st = lp_builder_send(s->b, a, e->d.sent, b, id, attrs, ++s->line, s->err);
+        if (!s->st)
+            s->st = lp_builder_recv(s->b, b, e->t, a, id, 0, ++s->line, s->err);
+    } else {
+        s->st = lp_builder_message(s->b, a, e->d.sent, b, e->t, id, attrs, ++s->line, s->err);
+    }
+}
+
+/* Attribute list "bytes=<bytes> kind=<kind>". */
+static lp_status make_attrs(sim *s, uint64_t bytes, lp_str kind, uint32_t *list)
+{
+    char buf[32];
+    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)bytes);
+    lp_str v;
+    if (lp_strtab_intern(lp_builder_strtab(s->b), buf, (size_t)len, &v))
+        return fail_nomem(s);
+    lp_str kv[4] = {s->k_bytes, v, s->k_kind, kind};
+    lp_status st = lp_builder_attrs(s->b, kv, 2, list, s->err);
+    if (st && !s->st)
+        s->st = st;
+    return st;
+}
+
+static uint32_t data_attrs(sim *s, uint32_t n)
+{
+    if (!s->dattr[n] && make_attrs(s, (uint64_t)n * s->o->record_bytes, s->v_data, &s->dattr[n]))
+        return 0;
+    return s->dattr[n];
+}
+
+/* Arrival time of a message of `bytes` sent by simulation worker `from` at `sent`: the
+ * network delay, but no earlier than its transfer time after the sender's previous
+ * message (one FIFO link per worker). This also keeps every channel FIFO, and the
+ * messages in time order per sender as well as per receiver (they are emitted in
+ * arrival order), which spares the builder and the analyses a sort. */
+static inline int64_t arrival(sim *s, uint32_t from, int64_t sent, double bytes)
+{
+    int64_t arr = sent + dur(s, s->lat + bytes * s->nspb);
+    int64_t tx = (int64_t)(bytes * s->nspb + 0.5), after = s->lastarr[from] + (tx > 1 ? tx : 1);
+    if (arr < after)
+        arr = after;
+    s->lastarr[from] = arr;
+    return arr;
+}
+
+static inline int is_last(const sim *s, const gworker *w) { return w->op + 1 == s->nops; }
+
+/* ---- per-worker queues ---------------------------------------------------------------- */
+
+static void q_push(sim *s, gworker *w, uint32_t from, uint32_t n)
+{
+    if (w->qlen == w->qcap) {
+        uint32_t ncap = w->qcap ? w->qcap * 2 : 16;
+        item *nq = lp_reallocarray(NULL, ncap, sizeof *nq);
+        if (!nq) {
+            fail_nomem(s);
+            return;
+        }
+        for (uint32_t i = 0; i < w->qlen; i++)
+            nq[i] = w->q[(w->qhead + i) & (w->qcap - 1)];
+        lp_free(w->q);
+        w->q = nq;
+        w->qhead = 0;
+        w->qcap = ncap;
+    }
+    w->q[(w->qhead + w->qlen++) & (w->qcap - 1)] = (item){from, n};
+}
+
+static void oq_push(sim *s, gworker *w, uint32_t j, int64_t t)
+{
+    if (w->oqlen == w->oqcap) {
+        uint32_t ncap = w->oqcap ? w->oqcap * 2 : 16;
+        openent *nq = lp_reallocarray(NULL, ncap, sizeof *nq);
+        if (!nq) {
+            fail_nomem(s);
+            return;
+        }
+        for (uint32_t i = 0; i < w->oqlen; i++)
+            nq[i] = w->oq[(w->oqhead + i) & (w->oqcap - 1)];
+        lp_free(w->oq);
+        w->oq = nq;
+        w->oqhead = 0;
+        w->oqcap = ncap;
+    }
+    w->oq[(w->oqhead + w->oqlen++) & (w->oqcap - 1)] = (openent){t, j};
+}
+
+/* The send list holds at most 2 * p + 1 entries (one full buffer and one timed-out
+ * remainder per channel, or every channel and the barrier marker), allocated so. */
+static inline void sl_push(gworker *w, uint32_t j, uint32_t n) { w->sl[w->sllen++] = (sendent){j, n}; }
+
+/* ---- worker behaviour ------------------------------------------------------------------ */
+
+/* Add k records to output channel j at time t. */
+static inline void chan_add(sim *s, gworker *w, uint32_t j, uint32_t k, int64_t t)
+{
+    uint64_t ch = w->ochan + j;
+    uint32_t p = s->pend[ch];
+    if (p == 0) {
+        s->opent[ch] = t;
+        oq_push(s, w, j, t);
+    }
+    p += k;
+    if (p >= s->batch) {
+        sl_push(w, j, s->batch);
+        p -= s->batch;
+        if (p) {
+            s->opent[ch] = t;
+            oq_push(s, w, j, t);
+        }
+    }
+    s->pend[ch] = p;
+}
+
+/* Route n output records of worker w (done at time t) and decide which buffers to send. */
+static void route(sim *s, gworker *w, uint32_t n, int64_t t)
+{
+    uint32_t dop = w->op + 1, p = s->par[dop];
+    if (!s->keyed[dop]) {
+        if (n >= p) {
+            uint32_t base = n / p, rem = n % p;
+            for (uint32_t i = 0, j = w->rr; i < p; i++) {
+                chan_add(s, w, j, base + (i < rem), t);
+                if (++j == p)
+                    j = 0;
+            }
+            w->rr = (uint32_t)(((uint64_t)w->rr + rem) % p);
+        } else {
+            uint32_t j = w->rr;
+            for (uint32_t i = 0; i < n; i++) {
+                chan_add(s, w, j, 1, t);
+                if (++j == p)
+                    j = 0;
+            }
+            w->rr = j;
+        }
+    } else {
+        uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
+        const int track = p > 2 * n; /* few records over many channels: list the ones drawn */
+#define BUMP(jj)                                                                                   \
+    do {                                                                                           \
+        uint32_t j_ = (jj);                                                                        \
+        if (track && !cnt[j_])                                                                     \
+            touched[nt++] = j_;                                                                    \
+        cnt[j_]++;                                                                                 \
+    } while (0)
+        const uint16_t *tab = s->ktab[dop];
+        if (tab && p <= 8) { /* as below, counting in the bytes of one word */
+            for (uint32_t i = 0; i < n;) {
+                uint32_t m = n - i < 252 ? n - i : 252, k = 0;
+                uint64_t acc = 0;
+                for (; k + 4 <= m; k += 4) {
+                    uint64_t r = rnd(s);
+                    acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+                    acc += UINT64_C(1) << (tab[(r >> 16) & 0xffff] << 3);
+                    acc += UINT64_C(1) << (tab[(r >> 32) & 0xffff] << 3);
+                    acc += UINT64_C(1) << (tab[r >> 48] << 3);
+                }
+                if (k < m) {
+                    uint64_t r = rnd(s);
+                    for (; k < m; k++, r >>= 16)
+                        acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+                }
+                for (uint32_t j = 0; j < p; j++, acc >>= 8)
+                    cnt[j] += (uint32_t)(acc & 0xff);
+                i += m;
+            }
+        } else if (tab) { /* 16-bit draws through the table, four per random number */
+            uint32_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                uint64_t r = rnd(s);
+                BUMP(tab[r & 0xffff]);
+                BUMP(tab[(r >> 16) & 0xffff]);
+                BUMP(tab[(r >> 32) & 0xffff]);
+                BUMP(tab[r >> 48]);
+            }
+            if (i < n) {
+                uint64_t r = rnd(s);
+                for (; i < n; i++, r >>= 16)
+                    BUMP(tab[r & 0xffff]);
+            }
+        } else { /* exact 32-bit draws, two per random number */
+            uint64_t thr = s->skew_thr;
+            double scale = s->skew_scale[dop];
+            for (uint32_t i = 0; i < n; i += 2) {
+                uint64_t r = rnd(s);
+                for (uint32_t h = 0; h < 2 && i + h < n; h++, r >>= 32) {
+                    uint32_t u = (uint32_t)r, j = 0;
+                    if (u >= thr) {
+                        j = (uint32_t)((double)(u - thr) * scale);
+                        j = j < p ? j : p - 1;
+                    }
+                    BUMP(j);
+                }
+            }
+        }
+#undef BUMP
+        if (!track) {
+            for (uint32_t j = 0; j < p; j++)
+                if (cnt[j]) {
+                    chan_add(s, w, j, cnt[j], t);
+                    cnt[j] = 0;
+                }
+        } else {
+            for (uint32_t i = 0; i < nt; i++) {
+                uint32_t j = touched[i];
+                chan_add(s, w, j, cnt[j], t);
+                cnt[j] = 0;
+            }
+        }
+    }
+    /* buffer timeout */
+    while (w->oqlen) {
+        const openent *e = &w->oq[w->oqhead];
+        uint64_t ch = w->ochan + e->j;
+        if (s->pend[ch] && s->opent[ch] == e->t) {
+            if (e->t + FLUSH_NS > t)
+                break;
+            sl_push(w, e->j, s->pend[ch]);
+            s->pend[ch] = 0;
+        }
+        w->oqhead = (w->oqhead + 1) & (w->oqcap - 1);
+        w->oqlen--;
+    }
+}
+
+/* Send a buffer of n records on channel j: serialization, buffer, message. */
+static int64_t send_data(sim *s, gworker *w, uint32_t j, uint32_t n, int64_t cur)
+{
+    uint64_t ch = w->ochan + j;
+    s->credit[ch]--;
+    int64_t d = dur(s, n * s->ser);
+    act(s, w, cur, cur + d, LP_TYPE_SERIALIZATION);
+    cur += d;
+    d = dur(s, s->bufns);
+    act(s, w, cur, cur + d, LP_TYPE_BUFFER);
+    cur += d;
+    uint32_t me = (uint32_t)(w - s->w), to = s->opfirst[w->op + 1] + j;
+    push(s, EV_DATA, arrival(s, me, cur, (double)n * s->rbytes), cur, me, to, w->idx, n);
+    return cur;
+}
+
+static void send_barriers(sim *s, gworker *w, int64_t cur)
+{
+    uint32_t dop = w->op + 1, p = s->par[dop];
+    uint32_t me = (uint32_t)(w - s->w);
+    for (uint32_t j = 0; j < p; j++)
+        push(s, EV_BARRIER, arrival(s, me, cur, CTRL_BYTES), cur, me, s->opfirst[dop] + j, w->idx, 0);
+}
+
+static int64_t do_data(sim *s, gworker *w, item it, int64_t cur)
+{
+    int64_t d = dur(s, it.n * s->deser);
+    act(s, w, cur, cur + d, LP_TYPE_DESERIALIZATION);
+    cur += d;
+    /* return the credit to the sender */
+    uint32_t me = (uint32_t)(w - s->w), from = s->opfirst[w->op - 1] + it.from;
+    push(s, EV_CREDIT, arrival(s, me, cur, CREDIT_BYTES), cur, me, from, 0, 0);
+    d = dur(s, it.n * w->pcost);
+    act(s, w, cur, cur + d, LP_TYPE_PROCESSING);
+    cur += d;
+    if (!is_last(s, w))
+        route(s, w, it.n, cur);
+    return cur;
+}
+
+static int64_t do_barrier(sim *s, gworker *w, int64_t cur)
+{
+    int64_t d = dur(s, BARRIER_NS);
+    act(s, w, cur, cur + d, LP_TYPE_BARRIER);
+    cur += d;
+    uint32_t nup = w->op ? s->par[w->op - 1] : 1;
+    if (++w->nbar < nup)
+        return cur;
+    w->nbar = 0;
+    if (is_last(s, w)) {
+        uint32_t me = (uint32_t)(w - s->w);
+        push(s, EV_ACK, arrival(s, me, cur, CTRL_BYTES), cur, me, s->nw, 0, 0);
+        return cur;
+    }
+    uint32_t p = s->par[w->op + 1];
+    for (uint32_t j = 0; j < p; j++) {
+        uint64_t ch = w->ochan + j;
+        if (s->pend[ch]) {
+            sl_push(w, j, s->pend[ch]);
+            s->pend[ch] = 0;
+        }
+    }
+    sl_push(w, SEND_BARRIER, 0);
+    return cur;
+}
+
+static int64_t do_read(sim *s, gworker *w, int64_t cur)
+{
+    int64_t d = dur(s, s->batch * w->pcost);
+    act(s, w, cur, cur + d, LP_TYPE_PROCESSING);
+    cur += d;
+    w->avail_d += s->jit > 0 ? s->src_interval * jitter(s) : s->src_interval;
+    w->avail = (int64_t)ceil(w->avail_d);
+    if (!is_last(s, w))
+        route(s, w, s->batch, cur);
+    return cur;
+}
+
+/* Worker w is available at `now` (its decided timeline ends at or before now): carry
+ * on as far as is certain. */
+static void wk_run(sim *s, gworker *w, int64_t now)
+{
+    int64_t cur = w->free > now ? w->free : now;
+    int source = w->op == 0;
+    while (!s->st) {
+        if (cur >= s->o->duration_ns) { /* decide nothing that starts after the end */
+            w->free = cur;
+            w->state = ST_DONE;
+            return;
+        }
+        while (w->slpos < w->sllen) {
+            sendent e = w->sl[w->slpos];
+            if (e.j == SEND_BARRIER) {
+                send_barriers(s, w, cur);
+                w->slpos++;
+                continue;
+            }
+            uint64_t ch = w->ochan + e.j;
+            if (!s->credit[ch]) { /* go on when a credit arrives (at once if before cur) */
+                w->free = cur;
+                w->state = ST_BLOCKED;
+                w->blk_ch = ch;
+                return;
+            }
+            cur = send_data(s, w, e.j, e.n, cur);
+            w->slpos++;
+        }
+        w->slpos = w->sllen = 0;
+        if (w->qlen) { /* arrived before now, so before anything still to come */
+            item it = w->q[w->qhead];
+            w->qhead = (w->qhead + 1) & (w->qcap - 1);
+            w->qlen--;
+            cur = it.n == ITEM_BARRIER ? do_barrier(s, w, cur) : do_data(s, w, it, cur);
+            continue;
+        }
+        w->free = cur;
+        if (!source) {
+            w->state = ST_IDLE;
+            return;
+        }
+        /* A source reads its next batch once available, unless a barrier may arrive
+         * before that: then it waits for the batch (or the barrier) to arrive. */
+        if (w->avail <= now || w->avail < s->src_horizon) {
+            if (w->avail > cur) {
+                act(s, w, cur, w->avail, LP_TYPE_IO);
+                cur = w->avail;
+            }
+            cur = do_read(s, w, cur);
+            continue;
+        }
+        w->state = ST_IOWAIT;
+        w->iosince = cur;
+        if (w->ready_at == NO_TIME) {
+            w->ready_at = w->avail > cur ? w->avail : cur;
+            push(s, EV_READY, w->ready_at, 0, (uint32_t)(w - s->w), 0, 0, 0);
+        }
+        return;
+    }
+}
+
+/* Input (data or barrier) arrived at worker w at time t. */
+static void deliver(sim *s, gworker *w, uint32_t from, uint32_t n, int64_t t)
+{
+    q_push(s, w, from, n);
+    if (w->state == ST_IDLE) {
+        wk_run(s, w, t);
+    } else if (w->state == ST_IOWAIT) {
+        if (t > w->iosince) {
+            act(s, w, w->iosince, t, LP_TYPE_IO);
+            w->free = t;
+        }
+        wk_run(s, w, t);
+    }
+}
+
+static void jm_act(sim *s, int64_t t)
+{
+    int64_t start = t > s->jm_free ? t : s->jm_free, d = dur(s, SCHED_NS);
+    act_on(s, s->nw, start, start + d, LP_TYPE_SCHEDULING);
+    s->jm_free = start + d;
+}
+
+static void handle(sim *s, const ev *e)
+{
+    int kind = (int)e->d.kind;
+    switch (kind) {
+    case EV_DATA:
+        emit_msg(s, e, data_attrs(s, e->d.n));
+        deliver(s, &s->w[e->d.to], e->d.ch, e->d.n, e->t);
+        break;
+    case EV_BARRIER:
+        emit_msg(s, e, s->a_barrier);
+        if (e->d.from == s->nw && --s->jm_bar_pending == 0)
+            s->src_horizon = s->next_tick;
+        deliver(s, &s->w[e->d.to], e->d.ch, ITEM_BARRIER, e->t);
+        break;
+    case EV_CREDIT: {
+        emit_msg(s, e, s->a_credit);
+        gworker *w = &s->w[e->d.to];
+        uint64_t ch = w->ochan + s->w[e->d.from].idx;
+        s->credit[ch]++;
+        if (w->state == ST_BLOCKED && w->blk_ch == ch)
+            wk_run(s, w, e->t);
+        break;
+    }
+    case EV_READY: {
+        gworker *w = &s->w[e->d.from];
+        w->ready_at = NO_TIME;
+        if (w->state != ST_IOWAIT)
+            break;
+        int64_t need = w->avail > w->iosince ? w->avail : w->iosince;
+        if (e->t < need) {
+            w->ready_at = need;
+            push(s, EV_READY, need, 0, e->d.from, 0, 0, 0);
+            break;
+        }
+        if (e->t > w->iosince) {
+            act(s, w, w->iosince, e->t, LP_TYPE_IO);
+            w->free = e->t;
+        }
+        wk_run(s, w, e->t);
+        break;
+    }
+    case EV_ACK:
+        emit_msg(s, e, s->a_ack);
+        if (s->ck_inflight && ++s->acks == s->par[s->nops - 1]) {
+            jm_act(s, e->t);
+            s->ck_inflight = 0;
+        }
+        break;
+    case EV_TICK:
+        s->next_tick = s->o->checkpoint_ns <= INT64_MAX - e->t ? e->t + s->o->checkpoint_ns : INT64_MAX;
+        if (s->next_tick <= s->o->duration_ns)
+            push(s, EV_TICK, s->next_tick, 0, s->nw, s->nw, 0, 0);
+        if (s->ck_inflight) {
+            s->src_horizon = s->next_tick;
+        } else {
+            s->jm_bar_pending = s->par[0];
+            jm_act(s, e->t);
+            for (uint32_t i = 0; i < s->par[0]; i++)
+                push(s, EV_BARRIER, arrival(s, s->nw, s->jm_free, CTRL_BYTES), s->jm_free, s->nw, i, 0, 0);
+            s->ck_inflight = 1;
+            s->acks = 0;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- setup and the run --------------------------------------------------------------- */
+
+static int bad_num(double v, double lo, double hi) { return !isfinite(v) || v < lo || v > hi; }
+
+static int valid_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 31)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+static lp_status validate(const lp_gen_dataflow *o, lp_error *err)
+{
+    if (o->nops < 1 || o->nops > LP_GEN_MAXOPS)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: need 1 to %d operators, got %u", LP_GEN_MAXOPS, o->nops);
+    uint64_t nch = 0;
+    for (uint32_t k = 0; k < o->nops; k++) {
+        const lp_gen_op *op = &o->ops[k];
+        size_t len = strnlen(op->name, sizeof op->name);
+        if (len == sizeof op->name || !valid_name(op->name, len))
+            return lp_error_set(err, LP_ERR_ARG,
+                                "dataflow: operator %u: name must be 1-31 characters of [A-Za-z0-9_.-]", k + 1);
+        for (uint32_t m = 0; m < k; m++)
+            if (strcmp(o->ops[m].name, op->name) == 0)
+                return lp_error_set(err, LP_ERR_ARG, "dataflow: operator name '%s' used twice", op->name);
+        if (op->parallelism < 1 || op->parallelism > 4096)
+            return lp_error_set(err, LP_ERR_ARG, "dataflow: operator '%s': parallelism %u is not in 1..4096",
+                                op->name, op->parallelism);
+        if (bad_num(op->cost_ns, 0, MAX_COST))
+            return lp_error_set(err, LP_ERR_ARG, "dataflow: operator '%s': cost %g ns per record is not in 0..%g",
+                                op->name, op->cost_ns, MAX_COST);
+        if (k)
+            nch += (uint64_t)o->ops[k - 1].parallelism * op->parallelism;
+    }
+    if (nch > MAX_CHANNELS)
+        return lp_error_set(err, LP_ERR_LIMIT, "dataflow: %llu channels between workers (at most %llu)",
+                            (unsigned long long)nch, (unsigned long long)MAX_CHANNELS);
+    if (bad_num(o->rate, 1e-6, 1e12))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: rate %g records/s is not in 1e-6..1e12", o->rate);
+    if (o->duration_ns <= 0)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: duration must be positive");
+    if (o->batch < 1 || o->batch > (1u << 20))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: batch %u is not in 1..%u records", o->batch, 1u << 20);
+    if (o->credits < 1 || o->credits > (1u << 20))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: credits %u is not in 1..%u", o->credits, 1u << 20);
+    struct {
+        const char *name;
+        double v;
+    } costs[] = {{"serialization cost", o->ser_ns},      {"deserialization cost", o->deser_ns},
+                 {"buffer cost", o->buffer_ns},           {"network latency", o->net_latency_ns},
+                 {"network ns per byte", o->net_ns_per_byte}};
+    for (size_t i = 0; i < sizeof costs / sizeof costs[0]; i++)
+        if (bad_num(costs[i].v, 0, MAX_COST))
+            return lp_error_set(err, LP_ERR_ARG, "dataflow: %s %g is not in 0..%g", costs[i].name, costs[i].v,
+                                MAX_COST);
+    if (o->checkpoint_ns < 0)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: checkpoint interval must not be negative");
+    if (bad_num(o->jitter, 0, 1))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: jitter %g is not in 0..1", o->jitter);
+    if (bad_num(o->skew, 0, 1))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: skew %g is not in 0..1", o->skew);
+    if (bad_num(o->slow_factor, 1e-6, 1e6))
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: slow factor %g is not in 1e-6..1e6", o->slow_factor);
+    if (strnlen(o->slow_worker, sizeof o->slow_worker) == sizeof o->slow_worker)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: slow worker name is not terminated");
+    return LP_OK;
+}
+
+static lp_status intern(sim *s, const char *str, lp_str *id)
+{
+    if (lp_strtab_intern(lp_builder_strtab(s->b), str, strlen(str), id))
+        return fail_nomem(s);
+    return LP_OK;
+}
+
+/* The routing table of keyed operator k: 65536 slots shared out in proportion to each
+ * worker's probability (largest remainders first). Only when every cold worker gets at
+ * least 64 slots (a relative error below 1/128); otherwise routing uses exact draws. */
+static lp_status build_ktab(sim *s, uint32_t k)
+{
+    uint32_t p = s->par[k];
+    double skew = s->o->skew, cold = (1.0 - skew) / p;
+    if (cold * 65536.0 < 64.0 || p > 65535)
+        return LP_OK;
+    uint32_t *slots = lp_calloc(p, sizeof *slots);
+    uint16_t *tab = lp_malloc(65536 * sizeof *tab);
+    if (!slots || !tab) {
+        lp_free(slots);
+        lp_free(tab);
+        return fail_nomem(s);
+    }
+    uint32_t used = 0;
+    for (uint32_t j = 0; j < p; j++) {
+        slots[j] = (uint32_t)floor(((j == 0 ? skew : 0.0) + cold) * 65536.0);
+        used += slots[j];
+    }
+    /* the leftover slots (fewer than p) go to the largest fractional parts: the hot
+     * worker's first, then the cold ones (all equal) in order */
+    if (used < 65536) {
+        double f0 = (skew + cold) * 65536.0 - floor((skew + cold) * 65536.0);
+        double fc = cold * 65536.0 - floor(cold * 65536.0);
+        if (f0 >= fc) {
+            slots[0]++;
+            used++;
+        }
+        for (uint32_t j = 1; j < p && used < 65536; j++, used++)
+            slots[j]++;
+        if (used < 65536)
+            slots[0] += 65536 - used;
+    }
+    uint32_t pos = 0;
+    for (uint32_t j = 0; j < p; j++)
+        for (uint32_t c = 0; c < slots[j] && pos < 65536; c++)
+            tab[pos++] = (uint16_t)j;
+    while (pos < 65536)
+        tab[pos++] = 0;
+    lp_free(slots);
+    s->ktab[k] = tab;
+    return LP_OK;
+}
+
+static lp_status setup(sim *s)
+{
+    const lp_gen_dataflow *o = s->o;
+    lp_status st = lp_builder_source(s->b, "dataflow", s->err);
+    if (st)
+        return s->st = st;
+    s->nops = o->nops;
+    uint32_t maxp = 1;
+    s->nw = 0;
+    for (uint32_t k = 0; k < o->nops; k++) {
+        s->opfirst[k] = s->nw;
+        s->par[k] = o->ops[k].parallelism;
+        s->keyed[k] = k > 0 && o->ops[k].keyed;
+        s->nw += s->par[k];
+        maxp = s->par[k] > maxp ? s->par[k] : maxp;
+        if (intern(s, o->ops[k].name, &s->opname[k]))
+            return s->st;
+    }
+    s->opfirst[o->nops] = s->nw;
+    s->has_jm = o->checkpoint_ns > 0;
+    s->w = lp_calloc(s->nw, sizeof *s->w);
+    s->bw = lp_calloc((size_t)s->nw + 1, sizeof *s->bw);
+    s->cnt = lp_calloc(maxp, sizeof *s->cnt);
+    s->touched = lp_calloc(maxp, sizeof *s->touched);
+    s->dattr = lp_calloc((size_t)o->batch + 1, sizeof *s->dattr);
+    if (!s->w || !s->bw || !s->cnt || !s->touched || !s->dattr)
+        return fail_nomem(s);
+    /* channels */
+    s->nch = 0;
+    for (uint32_t k = 0; k + 1 < o->nops; k++)
+        s->nch += (uint64_t)s->par[k] * s->par[k + 1];
+    size_t nch = s->nch ? (size_t)s->nch : 1;
+    s->pend = lp_calloc(nch, sizeof *s->pend);
+    s->credit = lp_malloc(nch * sizeof *s->credit);
+    s->opent = lp_calloc(nch, sizeof *s->opent);
+    s->lastarr = lp_calloc((size_t)s->nw + 1, sizeof *s->lastarr);
+    s->ab = lp_calloc((size_t)s->nw + 1, sizeof *s->ab);
+    if (!s->pend || !s->credit || !s->opent || !s->lastarr || !s->ab)
+        return fail_nomem(s);
+    for (uint64_t c = 0; c < s->nch; c++)
+        s->credit[c] = o->credits;
+    /* workers */
+    int slow_found = o->slow_worker[0] == '\0';
+    uint64_t ch = 0;
+    for (uint32_t k = 0; k < o->nops; k++) {
+        for (uint32_t i = 0; i < s->par[k]; i++) {
+            gworker *w = &s->w[s->opfirst[k] + i];
+            char name[64];
+            int len = snprintf(name, sizeof name, "%s.%u", o->ops[k].name, i);
+            if ((st = lp_builder_worker(s->b, name, (size_t)len, &w->bw, s->err)))
+                return s->st = st;
+            s->bw[s->opfirst[k] + i] = w->bw;
+            w->op = k;
+            w->idx = i;
+            w->pcost = o->ops[k].cost_ns;
+            if (o->slow_worker[0] && strcmp(name, o->slow_worker) == 0) {
+                w->pcost *= o->slow_factor;
+                slow_found = 1;
+            }
+            w->ochan = ch;
+            if (k + 1 < o->nops) {
+                ch += s->par[k + 1];
+                w->sl = lp_malloc(((size_t)2 * s->par[k + 1] + 2) * sizeof *w->sl);
+                if (!w->sl)
+                    return fail_nomem(s);
+            }
+            w->ready_at = NO_TIME;
+            w->state = ST_IDLE;
+        }
+    }
+    if (!slow_found)
+        return s->st = lp_error_set(s->err, LP_ERR_ARG, "dataflow: slow worker '%s' is not a worker of this job",
+                                    o->slow_worker);
+    if (s->has_jm && (st = lp_builder_worker(s->b, "jobmanager", 10, &s->bw[s->nw], s->err)))
+        return s->st = st;
+    /* attributes */
+    lp_str v_credit, v_barrier, v_ack;
+    if (intern(s, "bytes", &s->k_bytes) || intern(s, "kind", &s->k_kind) || intern(s, "data", &s->v_data) ||
+        intern(s, "credit", &v_credit) || intern(s, "barrier", &v_barrier) || intern(s, "ack", &v_ack))
+        return s->st;
+    if (make_attrs(s, CREDIT_BYTES, v_credit, &s->a_credit) || make_attrs(s, CTRL_BYTES, v_barrier, &s->a_barrier) ||
+        make_attrs(s, CTRL_BYTES, v_ack, &s->a_ack))
+        return s->st;
+    /* parameters */
+    s->batch = o->batch;
+    s->deser = o->deser_ns;
+    s->ser = o->ser_ns;
+    s->bufns = o->buffer_ns;
+    s->lat = o->net_latency_ns;
+    s->nspb = o->net_ns_per_byte;
+    s->rbytes = o->record_bytes;
+    s->jit = o->jitter;
+    s->j1 = 2.0 * o->jitter / 65536.0;
+    s->j0 = 1.0 - o->jitter + o->jitter / 65536.0;
+    s->skew = o->skew;
+    s->skew_thr = (uint64_t)(o->skew * 4294967296.0);
+    if (s->skew_thr > (UINT64_C(1) << 32))
+        s->skew_thr = UINT64_C(1) << 32;
+    for (uint32_t k = 0; k < o->nops; k++)
+        s->skew_scale[k] =
+            s->skew_thr < (UINT64_C(1) << 32) ? (double)s->par[k] / (double)((UINT64_C(1) << 32) - s->skew_thr) : 0;
+    for (uint32_t k = 1; k < o->nops; k++)
+        if (s->keyed[k] && build_ktab(s, k))
+            return s->st;
+    s->rng = o->seed;
+    s->src_interval = (double)o->batch * s->par[0] / o->rate * 1e9;
+    /* sources wait for their first batch from time 0, staggered */
+    for (uint32_t i = 0; i < s->par[0]; i++) {
+        gworker *w = &s->w[i];
+        w->avail_d = s->src_interval * (i + 1) / s->par[0];
+        w->avail = (int64_t)ceil(w->avail_d);
+        w->state = ST_IOWAIT;
+        w->iosince = 0;
+        w->ready_at = w->avail;
+        push(s, EV_READY, w->avail, 0, i, 0, 0, 0);
+    }
+    s->src_horizon = INT64_MAX;
+    if (s->has_jm) {
+        s->next_tick = s->src_horizon = o->checkpoint_ns;
+        push(s, EV_TICK, o->checkpoint_ns, 0, s->nw, s->nw, 0, 0);
+    }
+    return s->st;
+}
+
+static void release(sim *s)
+{
+    if (s->w)
+        for (uint32_t i = 0; i < s->nw; i++) {
+            lp_free(s->w[i].q);
+            lp_free(s->w[i].sl);
+            lp_free(s->w[i].oq);
+        }
+    lp_free(s->w);
+    lp_free(s->bw);
+    lp_free(s->cnt);
+    lp_free(s->touched);
+    lp_free(s->dattr);
+    lp_free(s->pend);
+    lp_free(s->credit);
+    lp_free(s->opent);
+    lp_free(s->lastarr);
+    if (s->ab)
+        for (uint32_t i = 0; i <= s->nw; i++)
+            lp_free(s->ab[i].wd);
+    lp_free(s->ab);
+    lp_free(s->heap);
+    lp_free(s->pool);
+    lp_free(s->freeslot);
+    for (uint32_t k = 0; k < LP_GEN_MAXOPS; k++)
+        lp_free(s->ktab[k]);
+}
+
+#ifdef GEN_DEBUG
+#include <time.h>
+size_t dbg_maxheap, dbg_events;
+double dbg_t[4];
+static double dbg_now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
+#define DBG_T(i) dbg_t[i] = dbg_now()
+#else
+#define DBG_T(i) ((void)0)
+#endif
+lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err)
+{
+    *out = NULL;
+    lp_status st = validate(o, err);
+    if (st)
+        return st;
+    lp_diags ds;
+    lp_diags_init(&ds, 10);
+    sim s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    s.err = err;
+    st = lp_builder_new(&s.b, &ds, NULL, err);
+    if (st) {
+        lp_diags_release(&ds);
+        return st;
+    }
+    DBG_T(0);
+    if (!setup(&s)) {
+        ev e;
+        while (s.nheap && !s.st) {
+            if (s.heap[0].t > o->duration_ns)
+                break;
+            if (o->max_records && s.nrec >= o->max_records)
+                break;
+            pop(&s, &e);
+#ifdef GEN_DEBUG
+            dbg_events++;
+            if (s.nheap > dbg_maxheap)
+                dbg_maxheap = s.nheap;
+#endif
+            handle(&s, &e);
+        }
+        DBG_T(1);
+        flush_acts(&s);
+        DBG_T(2);
+    }
+    st = s.st;
+    release(&s);
+    if (st) {
+        lp_builder_free(s.b);
+        lp_diags_release(&ds);
+        return st;
+    }
+    lp_trace *t;
+    st = lp_builder_finish(s.b, &t, err);
+    DBG_T(3);
+    if (st) {
+        lp_diags_release(&ds);
+        return st;
+    }
+    if (ds.nerrors || ds.nwarnings) {
+        char msg[512] = "no message kept";
+        if (ds.nkept)
+            lp_diag_format(msg, sizeof msg, &ds.kept[0]);
+        st = lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: %llu errors, %llu warnings from the builder: %s",
+                          (unsigned long long)ds.nerrors, (unsigned long long)ds.nwarnings, msg);
+        lp_trace_free(t);
+        lp_diags_release(&ds);
+        return st;
+    }
+    lp_diags_release(&ds);
+    *out = t;
+    return LP_OK;
+}
+
+/* ---- options ----------------------------------------------------------------------- */
+
+/* Default processing cost of an operator named `name` (ns per record). */
+static double default_cost(const char *name, size_t n)
+{
+    if (n == 6 && memcmp(name, "source", 6) == 0)
+        return 200;
+    if (n == 7 && memcmp(name, "flatmap", 7) == 0)
+        return 2000;
+    if (n == 5 && memcmp(name, "count", 5) == 0)
+        return 600;
+    return 1000;
+}
+
+void lp_gen_dataflow_defaults(lp_gen_dataflow *o)
+{
+    memset(o, 0, sizeof *o);
+    static const struct {
+        const char *name;
+        uint32_t par;
+        int keyed;
+    } ops[] = {{"source", 4, 0}, {"flatmap", 4, 0}, {"count", 4, 1}};
+    for (uint32_t k = 0; k < 3; k++) {
+        snprintf(o->ops[k].name, sizeof o->ops[k].name, "%s", ops[k].name);
+        o->ops[k].parallelism = ops[k].par;
+        o->ops[k].cost_ns = default_cost(ops[k].name, strlen(ops[k].name));
+        o->ops[k].keyed = ops[k].keyed;
+    }
+    o->nops = 3;
+    o->rate = 1e6;
+    o->duration_ns = INT64_C(10000000000);
+    o->max_records = 0;
+    o->skew = 0;
+    o->slow_worker[0] = '\0';
+    o->slow_factor = 1;
+    o->batch = 64;
+    o->credits = 4;
+    o->ser_ns = 100;
+    o->deser_ns = 100;
+    o->buffer_ns = 2000;
+    o->net_latency_ns = 20000;
+    o->net_ns_per_byte = 0.1;
+    o->record_bytes = 100;
+    o->checkpoint_ns = INT64_C(1000000000);
+    o->jitter = 0.2;
+    o->seed = 1;
+    o->halves = 0;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+static int field_is(const char *f, size_t n, const char *word)
+{
+    return strlen(word) == n && memcmp(f, word, n) == 0;
+}
+
+lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err)
+{
+    if (!o || !spec)
+        return lp_error_set(err, LP_ERR_ARG, "operator list: no specification given");
+    lp_gen_op ops[LP_GEN_MAXOPS];
+    int exch[LP_GEN_MAXOPS]; /* -1 not given, 0 rebalance, 1 keyed */
+    uint32_t nops = 0;
+    memset(ops, 0, sizeof ops);
+    const char *p = spec;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *it = p;
+        while (len && is_space(*it))
+            it++, len--;
+        while (len && is_space(it[len - 1]))
+            len--;
+        int ilen = len > 200 ? 200 : (int)len;
+        if (len == 0)
+            return lp_error_set(err, LP_ERR_ARG, "operator list '%s': empty operator (expected name:parallelism[:cost_ns][:keyed|:rebalance])", spec);
+        if (nops == LP_GEN_MAXOPS)
+            return lp_error_set(err, LP_ERR_ARG, "operator list: more than %d operators", LP_GEN_MAXOPS);
+        /* split on ':' */
+        const char *f[5];
+        size_t fl[5];
+        uint32_t nf = 0;
+        for (size_t a = 0;;) {
+            size_t z = a;
+            while (z < len && it[z] != ':')
+                z++;
+            if (nf == 4)
+                return lp_error_set(err, LP_ERR_ARG,
+                                    "operator '%.*s': too many fields (expected name:parallelism[:cost_ns][:keyed|:rebalance])",
+                                    ilen, it);
+            f[nf] = it + a;
+            fl[nf++] = z - a;
+            if (z == len)
+                break;
+            a = z + 1;
+        }
+        lp_gen_op *op = &ops[nops];
+        if (!valid_name(f[0], fl[0]))
+            return lp_error_set(err, LP_ERR_ARG,
+                                "operator '%.*s': the name must be 1 to 31 characters of [A-Za-z0-9_.-]", ilen, it);
+        memcpy(op->name, f[0], fl[0]);
+        op->name[fl[0]] = '\0';
+        for (uint32_t m = 0; m < nops; m++)
+            if (strcmp(ops[m].name, op->name) == 0)
+                return lp_error_set(err, LP_ERR_ARG, "operator list: operator name '%s' used twice", op->name);
+        if (nf < 2)
+            return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': missing parallelism (expected name:parallelism...)",
+                                ilen, it);
+        uint64_t par = 0;
+        int ok = fl[1] > 0 && fl[1] <= 5;
+        for (size_t i = 0; ok && i < fl[1]; i++) {
+            if (f[1][i] < '0' || f[1][i] > '9')
+                ok = 0;
+            else
+                par = par * 10 + (uint64_t)(f[1][i] - '0');
+        }
+        if (!ok || par < 1 || par > 4096)
+            return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': parallelism '%.*s' is not an integer in 1..4096",
+                                ilen, it, (int)(fl[1] > 32 ? 32 : fl[1]), f[1]);
+        op->parallelism = (uint32_t)par;
+        op->cost_ns = default_cost(f[0], fl[0]);
+        exch[nops] = -1;
+        int have_cost = 0;
+        for (uint32_t k = 2; k < nf; k++) {
+            int fk = fl[k] > 32 ? 32 : (int)fl[k];
+            if (field_is(f[k], fl[k], "keyed") || field_is(f[k], fl[k], "rebalance")) {
+                if (exch[nops] >= 0)
+                    return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': exchange given twice", ilen, it);
+                exch[nops] = f[k][0] == 'k';
+                continue;
+            }
+            if (have_cost || exch[nops] >= 0)
+                return lp_error_set(err, LP_ERR_ARG,
+                                    "operator '%.*s': field '%.*s' is not 'keyed' or 'rebalance'", ilen, it, fk, f[k]);
+            char buf[64];
+            double v = NAN;
+            if (fl[k] > 0 && fl[k] < sizeof buf) {
+                memcpy(buf, f[k], fl[k]);
+                buf[fl[k]] = '\0';
+                int numeric = 1;
+                for (size_t i = 0; i < fl[k]; i++)
+                    if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E' ||
+                          buf[i] == '+' || buf[i] == '-'))
+                        numeric = 0;
+                char *e = NULL;
+                if (numeric) {
+                    v = strtod(buf, &e);
+                    if (e != buf + fl[k])
+                        v = NAN;
+                }
+            }
+            if (bad_num(v, 0, MAX_COST))
+                return lp_error_set(err, LP_ERR_ARG,
+                                    "operator '%.*s': cost '%.*s' is not a number of ns per record in 0..%g "
+                                    "(nor 'keyed' or 'rebalance')",
+                                    ilen, it, fk, f[k], MAX_COST);
+            op->cost_ns = v;
+            have_cost = 1;
+        }
+        nops++;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    for (uint32_t k = 0; k < nops; k++)
+        ops[k].keyed = exch[k] >= 0 ? exch[k] : (k > 0 && k + 1 == nops);
+    memcpy(o->ops, ops, sizeof ops);
+    o->nops = nops;
+    return LP_OK;
+}

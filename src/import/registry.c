@@ -1,0 +1,32 @@
+/* registry.c: the table of foreign-format importers (see import.h). One line per format. */
+#include "longpole/import.h"
+
+#include <string.h>
+
+static const lp_importer *const importers[] = {
+    NULL,
+};
+
+const lp_importer *const *lp_importers(void) { return importers; }
+
+const lp_importer *lp_importer_find(const char *name)
+{
+    for (size_t i = 0; importers[i]; i++)
+        if (strcmp(importers[i]->name, name) == 0)
+            return importers[i];
+    return NULL;
+}
+
+const lp_importer *lp_importer_detect(const unsigned char *head, size_t n, const char *path)
+{
+    const lp_importer *best = NULL;
+    int bestscore = 0;
+    for (size_t i = 0; importers[i]; i++) {
+        int s = importers[i]->detect(head, n, path);
+        if (s > bestscore) {
+            best = importers[i];
+            bestscore = s;
+        }
+    }
+    return best;
+}

@@ -1,0 +1,620 @@
+/* lpt_text.c: the native text format, .lpt version 1 (MODEL.md), reader and writer.
+ *
+ * Reader: the input is read in 4 MiB blocks and cut into lines with memchr; each line
+ * is split into at most LPT_MAXTOK tokens in place (no copies) and handed to the
+ * builder, which interns names and enforces the model's rules. A bad line is reported
+ * with file, line, field and reason and skipped; the reader never stops early for bad
+ * data. Lines longer than LPT_MAXLINE are reported and skipped. Tuned for >= 10 M
+ * records/s on one core: per-field one-entry caches avoid most hash lookups, and
+ * integers are parsed by hand.
+ *
+ * Escapes (an extension of MODEL.md, see docs/formats/lpt.md): inside a token, %XX
+ * (two hex digits) stands for that byte; the writer escapes whitespace, '%', '=' in
+ * names and keys, '#' at the start of a line and control bytes, so any name survives a
+ * round trip. Lines without '%' never pay for decoding.
+ */
+#include "longpole/io.h"
+#include "longpole/alloc.h"
+#include "core/util.h"
+
+#include <string.h>
+
+#define LPT_BLOCK ((size_t)4 << 20)
+#define LPT_MAXLINE ((size_t)16 << 20)
+#define LPT_MAXTOK 256
+
+typedef struct tok {
+    char *p;
+    size_t n;
+    char *eq; /* the first unescaped '=' (key=value tokens), or NULL */
+} tok;
+
+typedef struct cache {
+    const char *p; /* bytes of the cached name (interned, stable) */
+    size_t n;
+    uint32_t id;
+} cache;
+
+typedef struct reader {
+    lp_builder *b;
+    lp_diags *d;
+    const char *name;
+    uint64_t line;
+    int seen_header;
+    int seen_record;
+    cache ctype, cop;
+    lp_str kvbuf[2 * LPT_MAXTOK];
+    lp_str k_id, k_bytes;
+} reader;
+
+/* A printable excerpt of a token: at most 40 bytes of it, control bytes as '?' and
+ * bytes that are not valid UTF-8 as \xNN, so messages are always valid UTF-8. */
+static const char *excerpt(char ex[200], const char *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = n < 40 ? n : 40, o = 0;
+    for (size_t i = 0; p && i < k;) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x80) {
+            ex[o++] = c < 0x20 ? '?' : (char)c;
+            i++;
+            continue;
+        }
+        size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+        if (len > 1 && i + len <= n && lp_utf8_valid(p + i, len)) {
+            memcpy(ex + o, p + i, len);
+            o += len;
+            i += len;
+        } else {
+            ex[o++] = '\\';
+            ex[o++] = 'x';
+            ex[o++] = hex[c >> 4];
+            ex[o++] = hex[c & 15];
+            i++;
+        }
+    }
+    ex[o] = '\0';
+    return ex;
+}
+
+#define BAD(r, rule, ...) lp_diags_report((r)->d, LP_SEV_ERROR, (rule), (r)->name, (r)->line, __VA_ARGS__)
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Decode %XX escapes in place in p[0..n); returns the new length. */
+static size_t unescape_span(char *p0, size_t n)
+{
+    char *p = p0, *q = p0, *e = p0 + n;
+    while (p < e) {
+        int h, l;
+        if (*p == '%' && e - p >= 3 && (h = hexval(p[1])) >= 0 && (l = hexval(p[2])) >= 0) {
+            *q++ = (char)(h * 16 + l);
+            p += 3;
+        } else {
+            *q++ = *p++;
+        }
+    }
+    return (size_t)(q - p0);
+}
+
+/* Decode a token; a key=value token is decoded as key and value separately, so an
+ * escaped '=' (%3D) never splits it. The value is moved to follow the key's '='. */
+static void unescape(tok *t)
+{
+    if (!t->eq) {
+        t->n = unescape_span(t->p, t->n);
+        return;
+    }
+    size_t kn = unescape_span(t->p, (size_t)(t->eq - t->p));
+    char *v = t->eq + 1;
+    size_t vn = unescape_span(v, t->n - (size_t)(v - t->p));
+    t->p[kn] = '=';
+    memmove(t->p + kn + 1, v, vn);
+    t->eq = t->p + kn;
+    t->n = kn + 1 + vn;
+}
+
+static int intern(reader *r, const tok *t, lp_str *out, lp_error *err)
+{
+    char ex[200];
+    lp_strtab *st = lp_builder_strtab(r->b);
+    uint32_t before = st->n;
+    if (lp_strtab_intern(st, t->p, t->n, out)) {
+        lp_error_set(err, LP_ERR_NOMEM, "out of memory interning a name");
+        return -1;
+    }
+    if (st->n != before && !lp_utf8_valid(t->p, t->n)) {
+        BAD(r, LP_RULE_ENCODING, "name is not valid UTF-8: '%s'", excerpt(ex, t->p, t->n));
+        return 1;
+    }
+    return 0;
+}
+
+static int worker(reader *r, const tok *t, uint32_t *w, lp_error *err)
+{
+    char ex[200];
+    lp_strtab *st = lp_builder_strtab(r->b);
+    uint32_t before = st->n;
+    if (lp_builder_worker(r->b, t->p, t->n, w, err))
+        return -1;
+    if (st->n != before && !lp_utf8_valid(t->p, t->n)) {
+        BAD(r, LP_RULE_ENCODING, "worker name is not valid UTF-8: '%s'", excerpt(ex, t->p, t->n));
+        return 1;
+    }
+    return 0;
+}
+
+static int get_time(reader *r, const tok *t, int field, const char *what, int64_t *v)
+{
+    if (lp_parse_i64(t->p, t->n, v))
+        return 0;
+    char ex[200];
+    BAD(r, LP_RULE_FIELD, "field %d (%s): not a 64-bit integer number of nanoseconds: '%s'", field, what,
+        excerpt(ex, t->p, t->n));
+    return 1;
+}
+
+/* Parse key=value tokens from `from`; `kind` for messages. Returns 0, 1 (bad, reported), -1 (error). */
+static int attrs(reader *r, tok *tk, size_t from, size_t ntok, int msg, uint64_t *mid, uint32_t *list,
+                 lp_error *err)
+{
+    uint32_t np = 0;
+    for (size_t i = from; i < ntok; i++) {
+        char *eq = tk[i].eq;
+        if (!eq || eq == tk[i].p) {
+            char ex[200];
+            BAD(r, LP_RULE_FIELD, "field %zu: expected key=value, got '%s'", i + 1, excerpt(ex, tk[i].p, tk[i].n));
+            return 1;
+        }
+        tok k = {tk[i].p, (size_t)(eq - tk[i].p), NULL}, v = {eq + 1, tk[i].n - k.n - 1, NULL};
+        if (msg && k.n == 2 && memcmp(k.p, "id", 2) == 0) {
+            if (lp_builder_msgid(r->b, v.p, v.n, mid, err))
+                return -1;
+            continue;
+        }
+        if (msg && k.n == 5 && memcmp(k.p, "bytes", 5) == 0) {
+            int64_t nb;
+            if (!lp_parse_i64(v.p, v.n, &nb) || nb < 0) {
+                char ex[200];
+                BAD(r, LP_RULE_FIELD, "field %zu (bytes): not a non-negative integer: '%s'", i + 1,
+                    excerpt(ex, v.p, v.n));
+                return 1;
+            }
+        }
+        int rc = intern(r, &k, &r->kvbuf[2 * np], err);
+        if (rc)
+            return rc;
+        rc = intern(r, &v, &r->kvbuf[2 * np + 1], err);
+        if (rc)
+            return rc;
+        np++;
+    }
+    return lp_builder_attrs(r->b, r->kvbuf, np, list, err) ? -1 : 0;
+}
+
+static int need(reader *r, size_t ntok, size_t min, const char *rec, const char *usage)
+{
+    if (ntok >= min)
+        return 0;
+    lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_FIELD, r->name, r->line,
+                    "%s record needs at least %zu fields, has %zu (usage: %s)", rec, min - 1, ntok - 1, usage);
+    return 1;
+}
+
+static int cached(cache *c, const tok *t)
+{
+    return c->p && c->n == t->n && memcmp(c->p, t->p, t->n) == 0;
+}
+
+/* One record; returns -1 only on resource errors. */
+static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
+{
+    char ex[200];
+    lp_builder *b = r->b;
+    if (tk[0].n != 1) {
+        if (!r->seen_record && !r->seen_header && tk[0].n == 14 && memcmp(tk[0].p, "longpole-trace", 14) == 0) {
+            r->seen_header = 1;
+            if (ntok != 2 || tk[1].n != 1 || tk[1].p[0] != '1')
+                BAD(r, LP_RULE_SYNTAX, "header: unsupported version '%s' (this reader knows version 1)",
+                    excerpt(ex, ntok > 1 ? tk[1].p : "", ntok > 1 ? tk[1].n : 0));
+            return 0;
+        }
+        BAD(r, LP_RULE_SYNTAX, "unknown record '%s' (expected W, A, M, S or R)", excerpt(ex, tk[0].p, tk[0].n));
+        return 0;
+    }
+    r->seen_record = 1;
+    uint32_t w, peer, list = 0;
+    int64_t t0, t1;
+    int rc;
+    switch (tk[0].p[0]) {
+    case 'A': {
+        if (need(r, ntok, 5, "A", "A <worker> <start> <end> <type> [<operator>|-] [key=value ...]"))
+            return 0;
+        if (get_time(r, &tk[2], 3, "start", &t0) || get_time(r, &tk[3], 4, "end", &t1))
+            return 0;
+        uint16_t type;
+        if (cached(&r->ctype, &tk[4])) {
+            type = (uint16_t)r->ctype.id;
+        } else {
+            lp_strtab *st = lp_builder_strtab(b);
+            uint32_t before = st->n;
+            if (lp_builder_type(b, tk[4].p, tk[4].n, &type, err))
+                return -1;
+            if (st->n != before && !lp_utf8_valid(tk[4].p, tk[4].n)) {
+                BAD(r, LP_RULE_ENCODING, "type is not valid UTF-8: '%s'", excerpt(ex, tk[4].p, tk[4].n));
+                return 0;
+            }
+            lp_str s = lp_strtab_find(st, tk[4].p, tk[4].n);
+            r->ctype = (cache){lp_strtab_get(st, s), tk[4].n, type};
+        }
+        lp_str op = LP_STR_NONE;
+        size_t attr_from = 5;
+        if (ntok > 5 && !tk[5].eq) {
+            attr_from = 6;
+            if (!(tk[5].n == 1 && tk[5].p[0] == '-')) {
+                if (cached(&r->cop, &tk[5])) {
+                    op = r->cop.id;
+                } else {
+                    if ((rc = intern(r, &tk[5], &op, err)))
+                        return rc < 0 ? -1 : 0;
+                    r->cop = (cache){lp_strtab_get(lp_builder_strtab(b), op), tk[5].n, op};
+                }
+            }
+        }
+        if (ntok > attr_from && (rc = attrs(r, tk, attr_from, ntok, 0, NULL, &list, err)))
+            return rc < 0 ? -1 : 0;
+        if ((rc = worker(r, &tk[1], &w, err)))
+            return rc < 0 ? -1 : 0;
+        return lp_builder_activity(b, w, t0, t1, type, op, list, r->line, err) ? -1 : 0;
+    }
+    case 'M': {
+        if (need(r, ntok, 5, "M", "M <sender> <send> <receiver> <recv> [id=<id>] [bytes=<n>] [key=value ...]"))
+            return 0;
+        if (get_time(r, &tk[2], 3, "send", &t0) || get_time(r, &tk[4], 5, "recv", &t1))
+            return 0;
+        uint64_t mid = LP_MSGID_NONE;
+        if (ntok > 5 && (rc = attrs(r, tk, 5, ntok, 1, &mid, &list, err)))
+            return rc < 0 ? -1 : 0;
+        if ((rc = worker(r, &tk[1], &w, err)) || (rc = worker(r, &tk[3], &peer, err)))
+            return rc < 0 ? -1 : 0;
+        return lp_builder_message(b, w, t0, peer, t1, mid, list, r->line, err) ? -1 : 0;
+    }
+    case 'S':
+    case 'R': {
+        int is_send = tk[0].p[0] == 'S';
+        if (need(r, ntok, 5, is_send ? "S" : "R",
+                 is_send ? "S <worker> <time> <receiver> <message-id> [key=value ...]"
+                         : "R <worker> <time> <sender> <message-id> [key=value ...]"))
+            return 0;
+        if (get_time(r, &tk[2], 3, "time", &t0))
+            return 0;
+        uint64_t mid;
+        if (lp_builder_msgid(b, tk[4].p, tk[4].n, &mid, err))
+            return -1;
+        if (ntok > 5 && (rc = attrs(r, tk, 5, ntok, 0, NULL, &list, err)))
+            return rc < 0 ? -1 : 0;
+        if ((rc = worker(r, &tk[1], &w, err)) || (rc = worker(r, &tk[3], &peer, err)))
+            return rc < 0 ? -1 : 0;
+        if (is_send)
+            return lp_builder_send(b, w, t0, peer, mid, list, r->line, err) ? -1 : 0;
+        return lp_builder_recv(b, w, t0, peer, mid, list, r->line, err) ? -1 : 0;
+    }
+    case 'W': {
+        if (need(r, ntok, 2, "W", "W <worker> [key=value ...]"))
+            return 0;
+        if (ntok > 2 && (rc = attrs(r, tk, 2, ntok, 0, NULL, &list, err)))
+            return rc < 0 ? -1 : 0;
+        if ((rc = worker(r, &tk[1], &w, err)))
+            return rc < 0 ? -1 : 0;
+        return lp_builder_worker_attrs(b, w, list, r->line, err) ? -1 : 0;
+    }
+    default:
+        BAD(r, LP_RULE_SYNTAX, "unknown record '%s' (expected W, A, M, S or R)", excerpt(ex, tk[0].p, tk[0].n));
+        return 0;
+    }
+}
+
+/* Split and dispatch one line (without its newline). */
+static int line(reader *r, char *p, size_t n, lp_error *err)
+{
+    if (n && p[n - 1] == '\r')
+        n--;
+    tok tk[LPT_MAXTOK];
+    size_t ntok = 0;
+    char *e = p + n;
+    int pct = 0;
+    while (p < e) {
+        while (p < e && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p == e)
+            break;
+        if (ntok == 0 && *p == '#')
+            return 0;
+        char *s = p;
+        while (p < e && *p != ' ' && *p != '\t') {
+            pct |= *p == '%';
+            p++;
+        }
+        if (ntok == LPT_MAXTOK) {
+            lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_SYNTAX, r->name, r->line,
+                            "more than %d fields on one line; record dropped", LPT_MAXTOK);
+            return 0;
+        }
+        tk[ntok].p = s;
+        tk[ntok].n = (size_t)(p - s);
+        tk[ntok].eq = memchr(s, '=', tk[ntok].n);
+        ntok++;
+    }
+    if (!ntok)
+        return 0;
+    if (pct)
+        for (size_t i = 0; i < ntok; i++)
+            if (memchr(tk[i].p, '%', tk[i].n))
+                unescape(&tk[i]);
+    return record(r, tk, ntok, err);
+}
+
+lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err)
+{
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.b = b;
+    r.name = lp_input_name(in);
+    lp_status st = lp_builder_source(b, r.name, err);
+    if (st)
+        return st;
+    r.d = lp_builder_diags(b);
+    size_t cap = LPT_BLOCK;
+    char *buf = lp_malloc(cap + 1);
+    if (!buf)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    size_t have = 0;     /* bytes in buf */
+    int eof = 0, skipping = 0;
+    uint64_t next_progress = 0;
+    while (!eof || have) {
+        if (!eof && have < cap) {
+            size_t got;
+            st = lp_input_read(in, buf + have, cap - have, &got, err);
+            if (st)
+                goto out;
+            if (!got)
+                eof = 1;
+            have += got;
+        }
+        char *p = buf, *end = buf + have;
+        for (;;) {
+            char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                break;
+            r.line++;
+            if (skipping)
+                skipping = 0;
+            else if (line(&r, p, (size_t)(nl - p), err) < 0) {
+                st = err ? err->status : LP_ERR_NOMEM;
+                goto out;
+            }
+            p = nl + 1;
+        }
+        size_t rest = (size_t)(end - p);
+        if (eof && rest) { /* last line without newline */
+            r.line++;
+            if (!skipping && line(&r, p, rest, err) < 0) {
+                st = err ? err->status : LP_ERR_NOMEM;
+                goto out;
+            }
+            rest = 0;
+        }
+        if (rest == have && have == cap) {
+            /* one line fills the buffer */
+            if (skipping || cap >= LPT_MAXLINE) {
+                if (!skipping)
+                    lp_diags_report(r.d, LP_SEV_ERROR, LP_RULE_SYNTAX, r.name, r.line + 1,
+                                    "line longer than %zu bytes; record dropped", LPT_MAXLINE);
+                skipping = 1;
+                rest = 0;
+            } else {
+                char *nb = lp_realloc(buf, cap * 2 + 1);
+                if (!nb) {
+                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                buf = nb;
+                cap *= 2;
+                continue;
+            }
+        }
+        memmove(buf, p, rest);
+        have = rest;
+        if (opts && opts->progress && lp_input_consumed(in) >= next_progress) {
+            if (opts->progress(opts->progress_ctx, "loading", lp_input_consumed(in), lp_input_size(in))) {
+                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
+                goto out;
+            }
+            next_progress = lp_input_consumed(in) + (64u << 20);
+        }
+    }
+    st = LP_OK;
+out:
+    lp_free(buf);
+    if (st && err)
+        lp_error_push(err, "%s:%llu", r.name, (unsigned long long)r.line);
+    return st;
+}
+
+/* ---- writer ------------------------------------------------------------------ */
+
+typedef struct wbuf {
+    FILE *f;
+    char *p;
+    size_t n, cap;
+    int failed;
+} wbuf;
+
+static void wflush(wbuf *w)
+{
+    if (w->n && fwrite(w->p, 1, w->n, w->f) != w->n)
+        w->failed = 1;
+    w->n = 0;
+}
+
+static inline char *wreserve(wbuf *w, size_t k)
+{
+    if (w->n + k > w->cap)
+        wflush(w);
+    return w->p + w->n;
+}
+
+static inline void wput(wbuf *w, const char *s, size_t k)
+{
+    if (k > w->cap / 2) {
+        wflush(w);
+        if (fwrite(s, 1, k, w->f) != k)
+            w->failed = 1;
+        return;
+    }
+    memcpy(wreserve(w, k), s, k);
+    w->n += k;
+}
+
+static inline void wc(wbuf *w, char c)
+{
+    *wreserve(w, 1) = c;
+    w->n++;
+}
+
+static inline void wi64(wbuf *w, int64_t v)
+{
+    char *p = wreserve(w, 24);
+    w->n += lp_fmt_i64(p, v);
+}
+
+/* Write a name escaping what the reader would split or misread. `key` also escapes '='. */
+static void wname(wbuf *w, const char *s, size_t n, int esc_eq)
+{
+    int plain = n > 0;
+    for (size_t i = 0; i < n && plain; i++) {
+        unsigned char c = (unsigned char)s[i];
+        plain = c > 0x20 && c != 0x7f && c != '%' && !(esc_eq && c == '=');
+    }
+    if (plain && s[0] == '#')
+        plain = 0;
+    if (plain) {
+        wput(w, s, n);
+        return;
+    }
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= 0x20 || c == 0x7f || c == '%' || (esc_eq && c == '=') || (i == 0 && c == '#')) {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            wput(w, e, 3);
+        } else {
+            wc(w, (char)c);
+        }
+    }
+}
+
+static void wstr(wbuf *w, const lp_trace *t, lp_str s, int esc_eq)
+{
+    wname(w, lp_strtab_get(&t->strs, s), lp_strtab_len(&t->strs, s), esc_eq);
+}
+
+static void wattrs(wbuf *w, const lp_trace *t, uint32_t list)
+{
+    if (!list)
+        return;
+    uint32_t n = t->apool[list];
+    for (uint32_t i = 0; i < n; i++) {
+        wc(w, ' ');
+        wstr(w, t, t->apool[list + 1 + 2 * i], 1);
+        wc(w, '=');
+        /* values: whitespace and '%' escaped, '=' allowed */
+        lp_str v = t->apool[list + 2 + 2 * i];
+        if (lp_strtab_len(&t->strs, v))
+            wstr(w, t, v, 0);
+    }
+}
+
+lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
+{
+    wbuf w = {out, NULL, 0, (size_t)1 << 20, 0};
+    w.p = lp_malloc(w.cap);
+    if (!w.p)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    wput(&w, "longpole-trace 1\n", 17);
+    for (uint32_t k = 0; k < t->nworkers; k++) {
+        wput(&w, "W ", 2);
+        wstr(&w, t, t->wname[k], 0);
+        wattrs(&w, t, t->wattr[k]);
+        wc(&w, '\n');
+    }
+    for (uint32_t k = 0; k < t->nworkers; k++) {
+        /* the worker name, escaped once */
+        size_t mark = w.n;
+        wname(&w, lp_trace_worker_name(t, k), lp_strtab_len(&t->strs, t->wname[k]), 0);
+        char wn[512];
+        size_t wl = w.n - mark;
+        int fits = wl < sizeof wn;
+        if (fits)
+            memcpy(wn, w.p + mark, wl);
+        w.n = mark;
+        for (uint64_t i = t->wfirst[k]; i < t->wfirst[k + 1]; i++) {
+            if (t->aflags[i] & LP_ACT_GAP)
+                continue;
+            wput(&w, "A ", 2);
+            if (fits)
+                wput(&w, wn, wl);
+            else
+                wstr(&w, t, t->wname[k], 0);
+            wc(&w, ' ');
+            wi64(&w, t->astart[i]);
+            wc(&w, ' ');
+            wi64(&w, t->aend[i]);
+            wc(&w, ' ');
+            wstr(&w, t, t->type_name[t->atype[i]], 1);
+            if (t->aop[i] != LP_STR_NONE) {
+                wc(&w, ' ');
+                wstr(&w, t, t->aop[i], 1);
+            } else if (t->aattr[i]) {
+                wput(&w, " -", 2);
+            }
+            wattrs(&w, t, t->aattr[i]);
+            wc(&w, '\n');
+        }
+    }
+    for (uint64_t m = 0; m < t->nmsgs; m++) {
+        wput(&w, "M ", 2);
+        wstr(&w, t, t->wname[t->msrc[m]], 0);
+        wc(&w, ' ');
+        wi64(&w, t->msend[m]);
+        wc(&w, ' ');
+        wstr(&w, t, t->wname[t->mdst[m]], 0);
+        wc(&w, ' ');
+        wi64(&w, t->mrecv[m]);
+        if (t->mid[m] != LP_MSGID_NONE) {
+            wput(&w, " id=", 4);
+            if (t->mid[m] & LP_MSGID_STR)
+                wstr(&w, t, (lp_str)(t->mid[m] & 0xFFFFFFFFu), 0);
+            else {
+                char *p = wreserve(&w, 24);
+                w.n += lp_fmt_u64(p, t->mid[m]);
+            }
+        }
+        wattrs(&w, t, t->mattr[m]);
+        wc(&w, '\n');
+    }
+    wflush(&w);
+    lp_free(w.p);
+    if (w.failed || fflush(out) != 0 || ferror(out))
+        return lp_error_set(err, LP_ERR_IO, "write failed");
+    return LP_OK;
+}

@@ -1,0 +1,56 @@
+/* fuzz_lpt.c: libFuzzer target for the native text reader (and the builder's rules,
+ * the PAG and the critical path on whatever it accepts). Any input must load without
+ * a crash, a leak or undefined behaviour; the result must satisfy the trace invariants. */
+#include "longpole/longpole.h"
+#include <assert.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
+{
+    lp_diags ds;
+    lp_diags_init(&ds, 4);
+    lp_error err;
+    lp_builder *b;
+    if (lp_builder_new(&b, &ds, NULL, &err))
+        goto out;
+    lp_input *in;
+    if (lp_input_open_mem(&in, data, n, "fuzz.lpt", &err)) {
+        lp_builder_free(b);
+        goto out;
+    }
+    lp_status st = lp_lpt_read(b, in, NULL, &err);
+    lp_input_close(in);
+    if (st) {
+        lp_builder_free(b);
+        goto out;
+    }
+    lp_trace *t;
+    if (lp_builder_finish(b, &t, &err))
+        goto out;
+    for (uint32_t w = 0; w < t->nworkers; w++)
+        for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
+            assert(t->astart[i] <= t->aend[i]);
+            assert(i == t->wfirst[w] || t->aend[i - 1] <= t->astart[i]);
+        }
+    lp_pag g;
+    if (lp_pag_build(t, &g, &err) == LP_OK) {
+        lp_cpath cp;
+        if (lp_cpath_compute(&g, &cp, &err) == LP_OK) {
+            int64_t s = 0;
+            for (size_t i = 0; i < cp.n; i++)
+                s += cp.e[i].end - cp.e[i].start;
+            assert(s == cp.total);
+            lp_cpath_release(&cp);
+        }
+        lp_check c;
+        if (lp_check_run(&g, &c, &err) == LP_OK)
+            lp_check_release(&c);
+        lp_pag_release(&g);
+    }
+    lp_trace_free(t);
+out:
+    lp_diags_release(&ds);
+    return 0;
+}

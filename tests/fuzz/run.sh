@@ -1,0 +1,23 @@
+#!/bin/sh
+# run.sh DIR SECONDS: run every libFuzzer target in DIR for SECONDS each, seeded with
+# its corpus (tests/fuzz/corpus/NAME) and the golden test files; new inputs go to a
+# scratch folder, never into the repository. Fails if a target finds a crash.
+set -eu
+dir=$1; secs=$2
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+for f in "$dir"/fuzz_*; do
+  [ -x "$f" ] || continue
+  name=$(basename "$f"); corpus=${name#fuzz_}
+  scratch=$(mktemp -d)
+  echo "fuzzing $name for ${secs}s"
+  if ! "$f" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$scratch/" "$scratch" "$here/corpus/$corpus" "$here/../data/ok" "$here/../data/bad" \
+        > "$scratch/log" 2>&1; then
+    echo "FUZZ FAILURE in $name:"; tail -40 "$scratch/log"; status=1
+  else
+    grep -E "stat::number_of_executed_units|Done" "$scratch/log" | tail -2
+  fi
+  rm -rf "$scratch"
+done
+exit $status
