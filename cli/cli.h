@@ -74,7 +74,16 @@ typedef struct cli_cp_opts {
 } cli_cp_opts;
 int cli_cp_print(const lp_trace *t, const cli_cp_opts *o, int data_errors);
 
-/* Commands. */
+/* The command table (main.c): a new command is cli/cmd_NAME.c defining cmd_NAME() and
+ * cli_help_NAME[], declared here, plus one line in the table. */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *help;                   /* `longpole help NAME` */
+    const char *summary;                /* one line for the overview */
+} cli_command;
+extern const cli_command cli_commands[]; /* ends with a NULL name */
+
 int cmd_cp(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
@@ -82,7 +91,10 @@ int cmd_generate(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
-/* Print the help of one command (or the overview if NULL); returns 0 if known. */
+extern const char cli_help_cp[], cli_help_check[], cli_help_convert[], cli_help_generate[], cli_help_info[],
+    cli_help_demo[];
+
+/* Print the help of one topic (or the overview if NULL); returns 0 if known. */
 int cli_help_topic(FILE *out, const char *topic);
 
 #endif

@@ -5,6 +5,18 @@
 
 #include <string.h>
 
+const char cli_help_check[] =
+    "usage: longpole check [--json] [--from T --to T] [--top N] TRACE...\n"
+     "\n"
+     "Instrumentation requirements of SnailTrail App. A.2, without which critical paths are\n"
+     "ill-defined:\n"
+     "  Property 1: every event after the start has an incoming edge (a worker that starts\n"
+     "              later with no message received at that instant is reported);\n"
+     "  Property 2: never are all active workers waiting while no message is in flight\n"
+     "              (reported as maximal intervals, with the waiting workers).\n"
+     "Also reports every format-rule diagnostic of the input (MODEL.md rules).\n"
+     "exit status: 0 clean, 1 not clean, >= 2 the trace could not be checked.\n";
+
 /* Workers whose span covers the open interval (from, to): all of them are waiting. */
 static void print_waiters(const lp_pag *g, const lp_trace *t, int64_t from, int64_t to, size_t max)
 {

@@ -4,6 +4,19 @@
 
 #include <string.h>
 
+const char cli_help_convert[] =
+    "usage: longpole convert [OPTIONS] INPUT... -o OUTPUT\n"
+     "\n"
+     "Read any supported trace (native text or binary, compressed or not, or a foreign\n"
+     "format) and write it as native text or binary. The output kind follows the name:\n"
+     "*.lptb is binary, anything else text; a trailing .gz or .zst compresses it.\n"
+     "  -o FILE        output (\"-\" = stdout)\n"
+     "  --to lpt|lptb  force the output kind\n"
+     "  --format F     force the input format\n"
+     "  --strict       refuse input with errors\n"
+     "Text written by longpole reads back to the same trace; gap activities filled by the\n"
+     "reader are not written (they are derived).\n";
+
 static int ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), k = strlen(suf);

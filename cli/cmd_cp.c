@@ -6,6 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char cli_help_cp[] =
+    "usage: longpole cp [OPTIONS] TRACE...\n"
+     "\n"
+     "The whole-trace critical path (classic CPA; SnailTrail §2, Definition 4; MODEL.md\n"
+     "\"Critical paths\"): the longest path of the program activity graph that ends at the\n"
+     "trace's last event and uses no `waiting` edge. Printed as activities (worker, type,\n"
+     "operator, start, end, duration) and messages (sender -> receiver), with its total,\n"
+     "then broken down by activity type, worker and operator next to the conventional\n"
+     "profile (the plain sum of durations by the same keys, SnailTrail §3.3): what a\n"
+     "profiler would have blamed instead. Times are printed in ns after the trace start.\n"
+     "\n"
+     "options:\n"
+     "  --json            one JSON document (schema: docs/formats/cp-json.md)\n"
+     "  --from T --to T   restrict to an interval (projection, SnailTrail Def. 5-6); T is ns,\n"
+     "                    or a number with ns/us/ms/s/m/h; +T means T after the trace start\n"
+     "  --path N|all      path rows to print (default 40: the first and last 20)\n"
+     "  --top N           rows per breakdown (default 10, 0 = all)\n"
+     "  --format F        force the input format (lpt, lptb, or an importer's name)\n"
+     "  --strict          stop if the input has errors (default: skip bad records, analyse\n"
+     "                    the rest, exit 4)\n"
+     "  --max-errors N    diagnostics printed in full (default 20); -q prints only counts\n"
+     "\n"
+     "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
+     "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
+     "message listed first in the trace beats later ones (docs/analyses/critical-path.md).\n";
+
 static const char *elem_type(const lp_trace *t, const lp_cp_elem *e)
 {
     return e->kind == LP_CP_MESSAGE ? "message" : lp_trace_type_name(t, t->atype[e->index]);
@@ -68,6 +94,10 @@ static void print_breakdown(const lp_trace *t, const lp_breakdown *b, size_t top
                lp_fmt_dur(r->path_ns, d1, sizeof d1), s1, lp_fmt_dur(r->prof_ns, d2, sizeof d2), s2);
         shown++;
     }
+    if (b->by == LP_BY_TYPE && b->waiting_ns) {
+        char d[32];
+        printf("(waiting, never on the path, not in the profile: %s)\n", lp_fmt_dur(b->waiting_ns, d, sizeof d));
+    }
 }
 
 static void json_breakdown(lp_jsonw *j, const lp_trace *t, const lp_breakdown *b)
@@ -76,6 +106,7 @@ static void json_breakdown(lp_jsonw *j, const lp_trace *t, const lp_breakdown *b
     lp_jsonw_obj(j);
     lp_jsonw_ki64(j, "path_total_ns", b->path_total);
     lp_jsonw_ki64(j, "profile_total_ns", b->prof_total);
+    lp_jsonw_ki64(j, "waiting_ns", b->waiting_ns);
     lp_jsonw_key(j, "rows");
     lp_jsonw_arr(j);
     for (size_t i = 0; i < b->n; i++) {

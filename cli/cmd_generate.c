@@ -4,6 +4,35 @@
 
 #include <string.h>
 
+const char cli_help_demo[] =
+    "usage: longpole demo [--json]\n"
+     "\n"
+     "Generates the embedded demo job (4-4-4 source/flatmap/count, 2 s, one flatmap worker\n"
+     "three times slower, 30% key skew), runs the critical path and the checks on it, and\n"
+     "prints both. The same trace is `longpole generate dataflow --demo -o demo.lpt`.\n";
+
+const char cli_help_generate[] =
+    "usage: longpole generate dataflow [OPTIONS] -o OUTPUT\n"
+     "\n"
+     "A Flink-like streaming job (docs/generators.md): operators in a chain, each run by\n"
+     "parallel workers; sources read records at a rate; buffers are deserialized,\n"
+     "processed, serialized and sent; credit-based flow control; periodic checkpoint\n"
+     "barriers from a job manager. Deterministic for a given --seed.\n"
+     "  --ops SPEC          name:parallelism[:cost_ns][:keyed|:rebalance],...\n"
+     "                      (default source:4:200,flatmap:4:1000,count:4:600)\n"
+     "  --rate R            records/s read by all sources (default 1M)\n"
+     "  --duration D        job time to simulate (default 10s)\n"
+     "  --records N         stop when the trace has N records (e.g. 10M)\n"
+     "  --skew S            share of keyed records routed to one worker (0..1)\n"
+     "  --slow W:F          make worker W (e.g. flatmap.1) F times slower\n"
+     "  --batch B           records per network buffer (default 64)\n"
+     "  --credits C         buffers in flight per channel (default 4)\n"
+     "  --checkpoint D      barrier interval (default 1s, 0 = none)\n"
+     "  --jitter J          relative duration jitter (default 0.2)\n"
+     "  --halves            write messages as S/R halves\n"
+     "  --seed N            (default 1)\n"
+     "  -o FILE             output; *.lptb binary, else text; .gz/.zst compress\n";
+
 static int ends_with(const char *s, const char *suf)
 {
     size_t n = strlen(s), k = strlen(suf);
@@ -15,7 +44,7 @@ static void demo_params(lp_gen_dataflow *o)
 {
     lp_gen_dataflow_defaults(o);
     o->duration_ns = 2000000000LL;
-    o->rate = 400000;
+    o->rate = 800000;
     o->skew = 0.3;
     strcpy(o->slow_worker, "flatmap.1");
     o->slow_factor = 3.0;
@@ -126,7 +155,7 @@ int cmd_demo(int argc, char **argv)
         return cli_fail("demo", &err);
     if (!json) {
         printf("longpole demo: a generated Flink-like job (source:4 -> flatmap:4 -> count:4, 2 s,\n"
-               "400k records/s, flatmap.1 three times slower, 30%% of keyed records to count.0).\n"
+               "800k records/s, flatmap.1 three times slower, 30%% of keyed records to count.0).\n"
                "Same trace: longpole generate dataflow --demo -o demo.lpt\n\n");
     }
     cli_cp_opts co = {json, 40, 10, 0, 0, 0};

@@ -4,6 +4,9 @@
 
 #include <string.h>
 
+const char cli_help_info[] =
+    "usage: longpole info [--json] TRACE...\n\nCounts (workers, activities, gaps, messages), time extent and activity types.\n";
+
 int cmd_info(int argc, char **argv)
 {
     cli_load lo = {0};

@@ -1,21 +1,19 @@
-/* main.c: the `longpole` command: dispatch to a command. */
+/* main.c: the `longpole` command: the table of commands and the dispatch. A new
+ * command is one file (cli/cmd_NAME.c with cmd_NAME() and cli_help_NAME[]) and one
+ * line in this table. */
 #include "cli.h"
 
 #include <string.h>
 
-typedef struct command {
-    const char *name;
-    int (*run)(int argc, char **argv);
-} command;
-
-static const command commands[] = {
-    {"cp", cmd_cp},
-    {"check", cmd_check},
-    {"convert", cmd_convert},
-    {"generate", cmd_generate},
-    {"info", cmd_info},
-    {"demo", cmd_demo},
-    {"help", cmd_help},
+const cli_command cli_commands[] = {
+    {"cp", cmd_cp, cli_help_cp, "whole-trace critical path, its breakdown, and the conventional profile"},
+    {"check", cmd_check, cli_help_check, "instrumentation checks (SnailTrail App. A.2) and format rules"},
+    {"convert", cmd_convert, cli_help_convert, "convert any readable trace to native text (.lpt) or binary (.lptb)"},
+    {"info", cmd_info, cli_help_info, "what a trace holds"},
+    {"generate", cmd_generate, cli_help_generate, "synthetic traces (a Flink-like dataflow job)"},
+    {"demo", cmd_demo, cli_help_demo, "generate the embedded demo job and analyse it"},
+    {"help", cmd_help, "usage: longpole help [TOPIC]\n", "this text; `longpole help TOPIC` for a command or topic"},
+    {NULL, NULL, NULL, NULL},
 };
 
 int main(int argc, char **argv)
@@ -31,16 +29,15 @@ int main(int argc, char **argv)
         printf("longpole %s\n", LONGPOLE_VERSION);
         return LP_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(commands[i].name, name) != 0)
+    for (const cli_command *c = cli_commands; c->name; c++) {
+        if (strcmp(c->name, name) != 0)
             continue;
-        /* `longpole CMD --help` */
         for (int k = 2; k < argc; k++)
             if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-                cli_help_topic(stdout, name);
+                fputs(c->help, stdout);
                 return LP_EXIT_OK;
             }
-        return commands[i].run(argc - 1, argv + 1);
+        return c->run(argc - 1, argv + 1);
     }
     fprintf(stderr, "longpole: unknown command '%s' (see `longpole help`)\n", name);
     return LP_EXIT_USAGE;

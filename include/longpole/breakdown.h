@@ -3,8 +3,10 @@
  * For a grouping key (activity type, worker, operator), the breakdown sums the time of
  * the path's elements by key, and, beside it, the conventional profile (SnailTrail
  * §3.3): the plain sum of the durations of all activities by the same key, which is
- * what a profiler would blame. Message time is its own row ("communication") in both
- * columns. Shares are of the path's total and of the profile's total respectively.
+ * what a profiler would blame. `waiting` time is not busy time: it is left out of the
+ * profile (so a worker's profile is its load) and reported as waiting_ns. Message time
+ * is its own row ("communication") in both columns. Shares are of the path's total and
+ * of the profile's total respectively.
  * Rows are sorted by path time, then profile time, then key.
  */
 #ifndef LONGPOLE_BREAKDOWN_H
@@ -32,6 +34,7 @@ typedef struct lp_breakdown {
     lp_brow *rows;
     size_t n;
     int64_t path_total, prof_total;
+    int64_t waiting_ns;    /* waiting time of all workers, not in the profile */
 } lp_breakdown;
 
 lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,

@@ -7,10 +7,12 @@
  * (hash-partitioned, where `skew` of the records go to one hot worker), with
  * credit-based flow control (a receiver returns a credit message per buffer it has
  * consumed; a sender without credit waits). Every buffer costs deserialization,
- * processing, serialization and buffer-management activities; a job manager sends
- * periodic checkpoint barriers (control messages) that flow through the job and are
- * acknowledged back. Idle time ending at a receive is left as a gap, which the trace
- * model fills as `waiting`. One worker may be made slower by a factor.
+ * processing, serialization and buffer-management activities; a source ahead of its
+ * input rate waits for it in an `io` activity; a job manager sends periodic checkpoint
+ * barriers (control messages, one checkpoint at a time) that flow through the job and
+ * are acknowledged back. Idle time ending at a receive is left as a gap, which the
+ * trace model fills as `waiting`. One worker may be made slower by a factor. The model
+ * in detail, its invariants and its limits: src/gen/dataflow.c.
  */
 #ifndef LONGPOLE_GEN_H
 #define LONGPOLE_GEN_H
@@ -33,7 +35,7 @@ typedef struct lp_gen_dataflow {
     uint32_t nops;
     double rate;             /* records per second of job time read by all sources together */
     int64_t duration_ns;     /* job time to simulate (stops earlier if max_records is reached) */
-    uint64_t max_records;    /* stop once the trace holds this many records (0 = no limit) */
+    uint64_t max_records;    /* stop once this many records were made, gaps not counted (0 = no limit) */
     double skew;             /* share of keyed records routed to worker 0 of the receiving operator, 0..1 */
     char slow_worker[48];    /* e.g. "flatmap.1", "" for none */
     double slow_factor;      /* processing-time multiplier of slow_worker (>= 1) */
@@ -51,11 +53,21 @@ typedef struct lp_gen_dataflow {
     int halves;              /* write messages as S/R pairs instead of M records */
 } lp_gen_dataflow;
 
-/* Defaults: source:4,flatmap:4,count:4 (count keyed), 1 M records/s, 10 s, batch 64, ... */
+/* Defaults: source:4:200,flatmap:4:2000,count:4:600 (ns per record; count keyed), 1 M
+ * records/s, 10 s, batch 64, 4 credits, ser/deser 100 ns per record, buffer 2000 ns,
+ * latency 20 us + 0.1 ns/byte, 100-byte records, checkpoint every 1 s, jitter 0.2,
+ * skew 0, no slow worker, seed 1. At that rate flatmap is about 55% busy; with
+ * flatmap:2 it saturates and backpressures the sources. */
 void lp_gen_dataflow_defaults(lp_gen_dataflow *o);
-/* Parse "name:parallelism[:cost_ns][:keyed],..." into o->ops. */
+/* Parse "name:parallelism[:cost_ns][:keyed|:rebalance],..." into o->ops (replacing
+ * them; o is unchanged on error). Names are 1-31 characters of [A-Za-z0-9_.-], unique;
+ * parallelism 1..4096; at most LP_GEN_MAXOPS operators. A missing cost is the default
+ * of that name (source 200, flatmap 2000, count 600) or 1000 ns. Unless given, the
+ * last operator's input is keyed and the others' rebalance (ignored on the first). */
 lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err);
-/* Generate a trace in memory. */
+/* Generate a trace in memory. LP_ERR_ARG for invalid options, LP_ERR_LIMIT beyond
+ * 2^24 channels between workers, LP_ERR_DATA if the builder reports anything (a
+ * generator bug). */
 lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err);
 
 #endif

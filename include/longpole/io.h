@@ -62,8 +62,10 @@ typedef struct lp_load_opts {
 lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err);
 
 /* Write a trace as .lpt v1 text: header, W records for every worker (in id order),
- * A records by worker and start (gap activities omitted), then M records in message
- * order. Reading the result back gives an equal trace. */
+ * A records by worker and start (gap activities omitted), then the messages in message
+ * order: M records, or S/R pairs for messages that were read as halves (one S per
+ * sender, receiver and id; an R per receive). Reading the result back gives an equal
+ * trace. */
 lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err);
 
 /* Binary form: read a whole trace (validated: ids, ordering, tiling, checksum). */

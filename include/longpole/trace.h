@@ -127,6 +127,7 @@ lp_status lp_trace_window(const lp_trace *t, int64_t ts, int64_t te, lp_trace **
 typedef struct lp_endpoints {
     uint64_t *off;   /* [nworkers+1] */
     uint32_t *msg;   /* [nmsgs] message indices */
+    int64_t *time;   /* [nmsgs] their send (or receive) times, for sequential scans */
 } lp_endpoints;
 lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_error *err);
 void lp_endpoints_release(lp_endpoints *ep);

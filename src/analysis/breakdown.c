@@ -1,4 +1,5 @@
 /* breakdown.c: critical-path time by key beside the conventional profile (see breakdown.h).
+ * The profile counts busy time: every activity except `waiting` (summed apart). 
  * Keys are dense small integers except operators (string ids), which go through a
  * sorted key table; one pass over the activities, one over the messages, one over
  * the path. */
@@ -59,6 +60,10 @@ lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group b
     size_t s_none = nkeys, s_comm = nkeys + 1;
     for (uint32_t w = 0; w < t->nworkers; w++)
         for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
+            if (t->atype[i] == LP_TYPE_WAITING) {
+                out->waiting_ns += t->aend[i] - t->astart[i];
+                continue;
+            }
             size_t s = by == LP_BY_TYPE ? t->atype[i] : by == LP_BY_WORKER ? w
                      : t->aop[i] == LP_STR_NONE ? s_none : t->aop[i];
             acc[s].prof_ns += t->aend[i] - t->astart[i];

@@ -1,8 +1,8 @@
 /* cpath.c: the whole-trace critical path (see cpath.h for the definition and ties).
  *
- * Pass 1 computes, for every vertex v, orig[v]: the earliest instant reachable by
- * walking back from v over non-waiting edges (so the longest path ending at v has
- * weight vtime[v] - orig[v]). Each worker's vertices are processed in order; a vertex
+ * Pass 1 computes, for every vertex v, ov[v]: the vertex furthest back in time
+ * reachable by walking back from v over non-waiting edges (so the longest path ending
+ * at v has weight vtime[v] - vtime[ov[v]]; 4 bytes per vertex). Each worker's vertices are processed in order; a vertex
  * is ready once the send vertices of its incoming messages are done. Workers run as
  * far as they can; a worker that needs another's vertex pushes that worker on a stack
  * (with the vertex as its target), so the pass touches every vertex and edge once and
@@ -25,34 +25,38 @@ void lp_cpath_release(lp_cpath *cp)
 typedef struct dp {
     const lp_pag *g;
     const lp_trace *t;
-    int64_t *orig;
+    uint32_t *ov;        /* per vertex: the vertex its longest path reaches back to */
     uint64_t *cur;       /* per worker: vertices processed */
     uint8_t *ignored;    /* per message, allocated on the first cycle */
     uint64_t ncycles;
 } dp;
 
-/* Best predecessor choice at v given orig of its predecessors: returns the reach and
- * sets *pick to UINT64_MAX (worker edge), a message index, or UINT64_MAX-1 (none). */
-static inline int64_t choose(const dp *d, uint64_t v, int first, uint64_t *pick)
+/* Best predecessor choice at v given the origins of its predecessors: returns the
+ * origin vertex of v's longest path and sets *pick to UINT64_MAX (worker edge), a
+ * message index, or UINT64_MAX-1 (none: v is its own origin). */
+static inline uint32_t choose(const dp *d, uint64_t v, int first, uint64_t *pick)
 {
     const lp_pag *g = d->g;
-    int64_t best = INT64_MAX;
+    uint32_t best = (uint32_t)v;
+    int64_t bt = INT64_MAX;
     *pick = UINT64_MAX - 1;
     if (!first && lp_pag_wedge_live(g, v)) {
-        best = d->orig[v - 1];
+        best = d->ov[v - 1];
+        bt = g->vtime[best];
         *pick = UINT64_MAX;
     }
     for (uint32_t k = g->vin[v]; k < g->vin[v + 1]; k++) {
         uint32_t m = g->inmsg[k];
         if (d->ignored && d->ignored[m])
             continue;
-        int64_t o = d->orig[g->msv[m]];
-        if (o < best) {
+        uint32_t o = d->ov[g->msv[m]];
+        if (g->vtime[o] < bt) {
+            bt = g->vtime[o];
             best = o;
             *pick = m;
         }
     }
-    return *pick == UINT64_MAX - 1 ? g->vtime[v] : best;
+    return best;
 }
 
 /* Is message m's send vertex processed? */
@@ -70,13 +74,13 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
     if (g->nv == 0)
         return LP_OK;
     dp d = {g, t, NULL, NULL, NULL, 0};
-    d.orig = lp_malloc(g->nv * sizeof *d.orig);
+    d.ov = lp_malloc(g->nv * sizeof *d.ov);
     d.cur = lp_calloc(g->nworkers ? g->nworkers : 1, sizeof *d.cur);
     uint32_t *stk = lp_malloc((g->nworkers ? g->nworkers : 1) * sizeof *stk);
     uint64_t *target = lp_malloc((g->nworkers ? g->nworkers : 1) * sizeof *target);
     uint8_t *onstk = lp_calloc(g->nworkers ? g->nworkers : 1, 1);
     lp_status st = LP_OK;
-    if (!d.orig || !d.cur || !stk || !target || !onstk) {
+    if (!d.ov || !d.cur || !stk || !target || !onstk) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -92,11 +96,22 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
             uint32_t w = stk[sp - 1];
             uint64_t tgt = target[sp - 1], base = g->voff[w];
             int pushed = 0;
-            while (d.cur[w] < tgt) {
-                uint64_t v = base + d.cur[w];
+            /* local copies so the hot loop keeps them in registers */
+            uint64_t c = d.cur[w];
+            uint32_t *ov = d.ov;
+            const uint32_t *vin = g->vin, *vact = g->vact;
+            const uint16_t *atype = t->atype;
+            while (c < tgt) {
+                uint64_t v = base + c;
+                if (vin[v] == vin[v + 1]) { /* no message: the common, fast case */
+                    ov[v] = c && vact[v] != UINT32_MAX && atype[vact[v]] != LP_TYPE_WAITING ? ov[v - 1] : (uint32_t)v;
+                    c++;
+                    continue;
+                }
+                d.cur[w] = c;
                 /* wait for the senders of v's messages */
                 uint32_t blocked = UINT32_MAX;
-                for (uint32_t k = g->vin[v]; k < g->vin[v + 1]; k++) {
+                for (uint32_t k = vin[v]; k < vin[v + 1]; k++) {
                     uint32_t m = g->inmsg[k];
                     if ((!d.ignored || !d.ignored[m]) && !ready(&d, m)) {
                         blocked = m;
@@ -121,9 +136,10 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
                     break;
                 }
                 uint64_t pick;
-                d.orig[v] = choose(&d, v, d.cur[w] == 0, &pick);
-                d.cur[w]++;
+                ov[v] = choose(&d, v, c == 0, &pick);
+                c++;
             }
+            d.cur[w] = c;
             if (!pushed) {
                 onstk[w] = 0;
                 sp--;
@@ -137,7 +153,7 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
             continue;
         uint64_t v = g->voff[w + 1] - 1;
         if (last == UINT64_MAX || g->vtime[v] > g->vtime[last] ||
-            (g->vtime[v] == g->vtime[last] && d.orig[v] < d.orig[last]))
+            (g->vtime[v] == g->vtime[last] && g->vtime[d.ov[v]] < g->vtime[d.ov[last]]))
             last = v;
     }
     /* walk back */
@@ -199,7 +215,7 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
     out->n = n;
     out->ncycles = d.ncycles;
 done:
-    lp_free(d.orig);
+    lp_free(d.ov);
     lp_free(d.cur);
     lp_free(d.ignored);
     lp_free(stk);

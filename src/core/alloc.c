@@ -74,3 +74,4 @@ int lp_grow(void **arr, size_t *cap, size_t need, size_t elem)
     *cap = ncap;
     return 0;
 }
+

@@ -911,13 +911,13 @@ static int gaps_in(gapvec *g, uint32_t w, int64_t cur, int64_t limit, const lp_e
 {
     uint64_t send_hi = snd->off[w + 1], recv_hi = rcv->off[w + 1];
     /* skip instants at or before cur */
-    while (*si < send_hi && t->msend[snd->msg[*si]] <= cur)
+    while (*si < send_hi && snd->time[*si] <= cur)
         (*si)++;
-    while (*ri < recv_hi && t->mrecv[rcv->msg[*ri]] <= cur)
+    while (*ri < recv_hi && rcv->time[*ri] <= cur)
         (*ri)++;
     for (;;) {
-        int64_t ns = *si < send_hi ? t->msend[snd->msg[*si]] : INT64_MAX;
-        int64_t nr = *ri < recv_hi ? t->mrecv[rcv->msg[*ri]] : INT64_MAX;
+        int64_t ns = *si < send_hi ? snd->time[*si] : INT64_MAX;
+        int64_t nr = *ri < recv_hi ? rcv->time[*ri] : INT64_MAX;
         int64_t y = ns < nr ? ns : nr;
         if (y >= limit)
             break;
@@ -925,13 +925,13 @@ static int gaps_in(gapvec *g, uint32_t w, int64_t cur, int64_t limit, const lp_e
         if (push_gap(g, w, cur, y, nr == y ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN))
             return -1;
         cur = y;
-        while (*si < send_hi && t->msend[snd->msg[*si]] <= cur)
+        while (*si < send_hi && snd->time[*si] <= cur)
             (*si)++;
-        while (*ri < recv_hi && t->mrecv[rcv->msg[*ri]] <= cur)
+        while (*ri < recv_hi && rcv->time[*ri] <= cur)
             (*ri)++;
     }
     if (limit > cur) {
-        int64_t nr = *ri < recv_hi ? t->mrecv[rcv->msg[*ri]] : INT64_MAX;
+        int64_t nr = *ri < recv_hi ? rcv->time[*ri] : INT64_MAX;
         if (push_gap(g, w, cur, limit, nr == limit ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN))
             return -1;
     }
@@ -960,12 +960,12 @@ static lp_status fill_gaps(lp_builder *b, lp_error *err)
             last = t->aend[hi - 1];
         }
         if (si < snd.off[w + 1]) {
-            int64_t a = t->msend[snd.msg[si]], z = t->msend[snd.msg[snd.off[w + 1] - 1]];
+            int64_t a = snd.time[si], z = snd.time[snd.off[w + 1] - 1];
             first = a < first ? a : first;
             last = z > last ? z : last;
         }
         if (ri < rcv.off[w + 1]) {
-            int64_t a = t->mrecv[rcv.msg[ri]], z = t->mrecv[rcv.msg[rcv.off[w + 1] - 1]];
+            int64_t a = rcv.time[ri], z = rcv.time[rcv.off[w + 1] - 1];
             first = a < first ? a : first;
             last = z > last ? z : last;
         }

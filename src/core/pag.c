@@ -3,7 +3,9 @@
  * Per worker, three sorted streams are merged: the activity boundaries (start, end,
  * start, end, ... non-decreasing because activities never overlap), the send times
  * and the receive times. Each distinct instant becomes a vertex; the activity that
- * covers the interval between two consecutive vertices labels the worker edge.
+ * covers the interval between two consecutive vertices labels the worker edge. One
+ * pass into arrays sized for the worst case, shrunk afterwards (untouched capacity is
+ * never resident).
  */
 #include "longpole/pag.h"
 #include "longpole/alloc.h"
@@ -37,52 +39,77 @@ uint32_t lp_pag_vworker(const lp_pag *g, uint64_t v)
     return lo;
 }
 
-/* Count (vtime == NULL) or emit the vertices of worker w. Returns the count. */
-static uint64_t worker_vertices(const lp_trace *t, uint32_t w, const lp_endpoints *snd, const lp_endpoints *rcv,
-                                uint64_t base, int64_t *vtime, uint32_t *vact, uint32_t *msv, uint32_t *mrv)
+/* Count (vtime == NULL) or emit the vertices of worker w; returns the count.
+ * Activities are visited in order; message instants before an activity's start (or
+ * after the last activity) lie in uncovered time, those inside (start, end] are covered
+ * by it. A vertex's worker edge is the activity covering (previous vertex, vertex]. */
+static inline uint64_t worker_vertices(const lp_trace *t, uint32_t w, const lp_endpoints *snd,
+                                       const lp_endpoints *rcv, uint64_t base, int64_t *vtime, uint32_t *vact,
+                                       uint32_t *msv, uint32_t *mrv, uint32_t *vin, uint32_t *inmsg, uint32_t *kin)
 {
-    uint64_t a = t->wfirst[w], az = t->wfirst[w + 1];
-    uint64_t bi = 2 * a, bz = 2 * az; /* boundary stream: index 2i = start of i, 2i+1 = end of i */
-    uint64_t si = snd->off[w], sz = snd->off[w + 1];
-    uint64_t ri = rcv->off[w], rz = rcv->off[w + 1];
+    const uint32_t *sm = snd->msg + snd->off[w], *se = snd->msg + snd->off[w + 1];
+    const uint32_t *rm = rcv->msg + rcv->off[w], *re = rcv->msg + rcv->off[w + 1];
+    const int64_t *st = snd->time + snd->off[w], *rt = rcv->time + rcv->off[w];
+    int64_t ns = sm < se ? *st : INT64_MAX;
+    int64_t nr = rm < re ? *rt : INT64_MAX;
     uint64_t n = 0;
-    uint64_t cover = a; /* candidate covering activity */
-    int64_t prev = 0;
-    for (;;) {
-        int64_t tb = bi < bz ? ((bi & 1) ? t->aend[bi >> 1] : t->astart[bi >> 1]) : INT64_MAX;
-        int64_t ts = si < sz ? t->msend[snd->msg[si]] : INT64_MAX;
-        int64_t tr = ri < rz ? t->mrecv[rcv->msg[ri]] : INT64_MAX;
-        int64_t tv = tb < ts ? tb : ts;
-        tv = tr < tv ? tr : tv;
-        if (bi >= bz && si >= sz && ri >= rz)
-            break;
-        uint64_t v = base + n;
-        if (vtime) {
-            vtime[v] = tv;
-            uint32_t act = UINT32_MAX;
-            if (n > 0) {
-                while (cover < az && t->aend[cover] < tv)
-                    cover++;
-                if (cover < az && t->astart[cover] <= prev && t->aend[cover] >= tv)
-                    act = (uint32_t)cover;
-            }
-            vact[v] = act;
+    int64_t last = INT64_MIN;
+#define EMIT(tv, act)                                                                \
+    do {                                                                             \
+        if (n == 0 || (tv) != last) {                                                \
+            if (vtime) {                                                             \
+                vtime[base + n] = (tv);                                              \
+                vact[base + n] = n ? (act) : UINT32_MAX;                             \
+                vin[base + n] = *kin;                                                \
+            }                                                                        \
+            n++;                                                                     \
+            last = (tv);                                                             \
+        }                                                                            \
+    } while (0)
+    /* give the messages at instant `last` their vertex */
+#define ASSIGN()                                                                     \
+    do {                                                                             \
+        while (sm < se && ns == last) {                                              \
+            if (msv)                                                                 \
+                msv[*sm] = (uint32_t)(base + n - 1);                                 \
+            sm++;                                                                    \
+            st++;                                                                    \
+            ns = sm < se ? *st : INT64_MAX;                                          \
+        }                                                                            \
+        while (rm < re && nr == last) {                                              \
+            if (mrv) {                                                               \
+                mrv[*rm] = (uint32_t)(base + n - 1);                                 \
+                if (!(t->mflags[*rm] & LP_MSG_SKEW))                                 \
+                    inmsg[(*kin)++] = *rm;                                           \
+            }                                                                        \
+            rm++;                                                                    \
+            rt++;                                                                    \
+            nr = rm < re ? *rt : INT64_MAX;                                          \
+        }                                                                            \
+    } while (0)
+    for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
+        int64_t s0 = t->astart[i], e0 = t->aend[i];
+        int64_t m;
+        while ((m = ns < nr ? ns : nr) < s0) { /* uncovered instants before the activity */
+            EMIT(m, UINT32_MAX);
+            ASSIGN();
         }
-        while (bi < bz && ((bi & 1) ? t->aend[bi >> 1] : t->astart[bi >> 1]) == tv)
-            bi++;
-        while (si < sz && t->msend[snd->msg[si]] == tv) {
-            if (msv)
-                msv[snd->msg[si]] = (uint32_t)v;
-            si++;
+        EMIT(s0, UINT32_MAX);
+        ASSIGN();
+        while ((m = ns < nr ? ns : nr) < e0) { /* instants inside it */
+            EMIT(m, (uint32_t)i);
+            ASSIGN();
         }
-        while (ri < rz && t->mrecv[rcv->msg[ri]] == tv) {
-            if (mrv)
-                mrv[rcv->msg[ri]] = (uint32_t)v;
-            ri++;
-        }
-        prev = tv;
-        n++;
+        EMIT(e0, (uint32_t)i);
+        ASSIGN();
     }
+    while (sm < se || rm < re) { /* uncovered instants after the last activity */
+        int64_t m = sm < se && (rm >= re || ns <= nr) ? ns : nr;
+        EMIT(m, UINT32_MAX);
+        ASSIGN();
+    }
+#undef EMIT
+#undef ASSIGN
     return n;
 }
 
@@ -102,52 +129,55 @@ lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err)
     g->voff = lp_calloc((size_t)t->nworkers + 1, sizeof *g->voff);
     if (!g->voff)
         goto oom;
-    for (uint32_t w = 0; w < t->nworkers; w++)
-        g->voff[w + 1] = g->voff[w] + worker_vertices(t, w, &snd, &rcv, 0, NULL, NULL, NULL, NULL);
-    g->nv = g->voff[t->nworkers];
-    if (g->nv >= UINT32_MAX) {
-        lp_endpoints_release(&snd);
-        lp_endpoints_release(&rcv);
-        lp_pag_release(g);
-        return lp_error_set(err, LP_ERR_LIMIT, "the graph has %llu vertices; at most %u are supported",
-                            (unsigned long long)g->nv, UINT32_MAX - 1);
+    /* one pass: the arrays are sized for the worst case (two vertices per activity, one
+     * per message end) and shrunk after; untouched capacity costs no resident memory */
+    uint64_t vmax = 2 * t->nacts + 2 * t->nmsgs;
+    if (vmax >= UINT32_MAX) {
+        uint64_t exact = 0;
+        for (uint32_t w = 0; w < t->nworkers; w++)
+            exact += worker_vertices(t, w, &snd, &rcv, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        if (exact >= UINT32_MAX) {
+            lp_endpoints_release(&snd);
+            lp_endpoints_release(&rcv);
+            lp_pag_release(g);
+            return lp_error_set(err, LP_ERR_LIMIT, "the graph has %llu vertices; at most %u are supported",
+                                (unsigned long long)exact, UINT32_MAX - 1);
+        }
+        vmax = exact;
     }
-    size_t nv = g->nv ? g->nv : 1, nm = t->nmsgs ? t->nmsgs : 1;
-    g->vtime = lp_malloc(nv * sizeof *g->vtime);
-    g->vact = lp_malloc(nv * sizeof *g->vact);
+    size_t nvmax = vmax ? vmax : 1, nm = t->nmsgs ? t->nmsgs : 1;
+    g->vtime = lp_malloc(nvmax * sizeof *g->vtime);
+    g->vact = lp_malloc(nvmax * sizeof *g->vact);
     g->msv = lp_malloc(nm * sizeof *g->msv);
     g->mrv = lp_malloc(nm * sizeof *g->mrv);
-    if (!g->vtime || !g->vact || !g->msv || !g->mrv)
+    /* the receive endpoints are in vertex order, so the incoming-message lists (CSR) are
+     * filled in the same pass, in order, with no scatter */
+    g->vin = lp_malloc((nvmax + 1) * sizeof *g->vin);
+    g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
+    if (!g->vtime || !g->vact || !g->msv || !g->mrv || !g->vin || !g->inmsg)
         goto oom;
+    uint32_t kin = 0;
     for (uint32_t w = 0; w < t->nworkers; w++)
-        worker_vertices(t, w, &snd, &rcv, g->voff[w], g->vtime, g->vact, g->msv, g->mrv);
+        g->voff[w + 1] = g->voff[w] + worker_vertices(t, w, &snd, &rcv, g->voff[w], g->vtime, g->vact, g->msv,
+                                                      g->mrv, g->vin, g->inmsg, &kin);
+    g->nv = g->voff[t->nworkers];
+    g->vin[g->nv] = kin;
+    g->ncedges = kin;
     lp_endpoints_release(&snd);
     lp_endpoints_release(&rcv);
+    {
+        void *p = lp_realloc(g->vtime, (g->nv ? g->nv : 1) * sizeof *g->vtime);
+        if (p)
+            g->vtime = p;
+        p = lp_realloc(g->vact, (g->nv ? g->nv : 1) * sizeof *g->vact);
+        if (p)
+            g->vact = p;
+        p = lp_realloc(g->vin, (g->nv + 1) * sizeof *g->vin);
+        if (p)
+            g->vin = p;
+    }
     for (uint64_t v = 0; v < g->nv; v++)
         g->nwedges += g->vact[v] != UINT32_MAX;
-    /* incoming communication edges */
-    g->vin = lp_calloc((size_t)g->nv + 1, sizeof *g->vin);
-    if (!g->vin)
-        goto oom;
-    for (uint64_t m = 0; m < t->nmsgs; m++)
-        if (!(t->mflags[m] & LP_MSG_SKEW)) {
-            g->vin[g->mrv[m] + 1]++;
-            g->ncedges++;
-        }
-    for (uint64_t v = 0; v < g->nv; v++)
-        g->vin[v + 1] += g->vin[v];
-    g->inmsg = lp_malloc((g->ncedges ? g->ncedges : 1) * sizeof *g->inmsg);
-    if (!g->inmsg)
-        goto oom;
-    {
-        /* fill using vin as a cursor, then shift back */
-        for (uint64_t m = 0; m < t->nmsgs; m++)
-            if (!(t->mflags[m] & LP_MSG_SKEW))
-                g->inmsg[g->vin[g->mrv[m]]++] = (uint32_t)m;
-        for (uint64_t v = g->nv; v > 0; v--)
-            g->vin[v] = g->vin[v - 1];
-        g->vin[0] = 0;
-    }
     return LP_OK;
 oom:
     lp_endpoints_release(&snd);

@@ -137,8 +137,10 @@ void lp_endpoints_release(lp_endpoints *ep)
 {
     lp_free(ep->off);
     lp_free(ep->msg);
+    lp_free(ep->time);
     ep->off = NULL;
     ep->msg = NULL;
+    ep->time = NULL;
 }
 
 lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_error *err)
@@ -149,8 +151,9 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
     uint64_t n = t->nmsgs;
     ep->off = lp_calloc((size_t)nw + 1, sizeof *ep->off);
     ep->msg = lp_malloc((n ? n : 1) * sizeof *ep->msg);
+    ep->time = lp_malloc((n ? n : 1) * sizeof *ep->time);
     uint64_t *next = lp_malloc(((size_t)nw + 1) * sizeof *next);
-    if (!ep->off || !ep->msg || !next) {
+    if (!ep->off || !ep->msg || !ep->time || !next) {
         lp_free(next);
         lp_endpoints_release(ep);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -160,14 +163,17 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
     for (uint32_t w = 0; w < nw; w++)
         ep->off[w + 1] += ep->off[w];
     memcpy(next, ep->off, ((size_t)nw + 1) * sizeof *next);
-    for (uint64_t m = 0; m < n; m++)
-        ep->msg[next[wk[m]]++] = (uint32_t)m;
+    for (uint64_t m = 0; m < n; m++) {
+        uint64_t k = next[wk[m]]++;
+        ep->msg[k] = (uint32_t)m;
+        ep->time[k] = tm[m];
+    }
     lp_free(next);
     for (uint32_t w = 0; w < nw; w++) {
         uint64_t lo = ep->off[w], hi = ep->off[w + 1];
         int sorted = 1;
         for (uint64_t i = lo + 1; i < hi && sorted; i++)
-            sorted = tm[ep->msg[i - 1]] <= tm[ep->msg[i]];
+            sorted = ep->time[i - 1] <= ep->time[i];
         if (sorted)
             continue;
         tkey *k = lp_malloc((hi - lo) * sizeof *k);
@@ -176,10 +182,12 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
             return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         }
         for (uint64_t i = lo; i < hi; i++)
-            k[i - lo] = (tkey){tm[ep->msg[i]], ep->msg[i]};
+            k[i - lo] = (tkey){ep->time[i], ep->msg[i]};
         qsort(k, hi - lo, sizeof *k, cmp_tkey);
-        for (uint64_t i = lo; i < hi; i++)
+        for (uint64_t i = lo; i < hi; i++) {
             ep->msg[i] = k[i - lo].m;
+            ep->time[i] = k[i - lo].t;
+        }
         lp_free(k);
     }
     return LP_OK;

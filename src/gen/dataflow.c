@@ -1,66 +1,81 @@
-/* dataflow.c: the `dataflow` trace generator (gen.h): a discrete-event simulation of
- * a Flink-like streaming job, deterministic for a given seed.
+/* dataflow.c: the `dataflow` trace generator (gen.h): a discrete-event simulation of a
+ * Flink-like streaming job, deterministic for a given seed (same options, same trace,
+ * byte for byte).
  *
  * Model
- *  - A chain of operators op[0] -> op[1] -> ... -> op[n-1]; operator k runs on
- *    workers "<name>.<i>", i < parallelism. Every worker of op[k] has one channel to
- *    every worker of op[k+1]. The exchange into op[k+1] is rebalance (round-robin per
- *    record, continuing where the previous batch stopped) or keyed (each record goes to
- *    worker 0 with probability `skew`, else to a uniformly drawn worker, so worker 0
- *    gets skew + (1-skew)/p of the records; one 32-bit draw per record).
- *    A worker "jobmanager" exists when checkpoint_ns > 0.
- *  - Sources (op[0]) read external input: source i's batches of `batch` records become
- *    available every batch * p0 / rate seconds (jittered), staggered by i/p0 of that
- *    interval. A source that is free before its next batch is available waits for the
- *    external system: an `io` activity up to the moment the batch (or a barrier)
- *    arrives. A source that is behind (backpressure) reads the next batch at once.
- *    Reading a batch is a `processing` activity (cost_ns of op[0] per record).
- *  - Every other worker handles its network input one item at a time, FIFO by arrival.
- *    A data buffer of n records costs `deserialization` (n * deser_ns), after which
- *    the worker returns one credit to the buffer's sender (a control message,
- *    kind=credit), then `processing` (n * cost_ns, times slow_factor on slow_worker).
- *  - Output (all operators but the last): each record is routed into the output buffer
- *    of its channel. A buffer is sent when it holds `batch` records, or, at the end of
- *    handling an input item, when it has been open for FLUSH_NS (a buffer timeout, like
- *    Flink's execution.buffer-timeout); a barrier also flushes every open buffer. Sending
- *    a buffer of n records takes one credit of its channel, then `serialization`
+ *  - A chain of operators op[0] -> ... -> op[n-1]; operator k runs on workers
+ *    "<name>.<i>", i < parallelism, plus a worker "jobmanager" when checkpoint_ns > 0.
+ *    Every worker of op[k] has a channel to every worker of op[k+1]. The exchange into
+ *    op[k+1] is rebalance (round-robin per record, each worker continuing where its
+ *    previous batch stopped) or keyed: each record goes to worker 0 (the hot key) with
+ *    probability `skew`, else to a uniformly drawn worker, so worker 0 gets
+ *    skew + (1-skew)/p of the records (one draw per record, 16 bits through a
+ *    65536-slot table when every worker gets >= 64 slots, else exact 32-bit draws).
+ *    Operators forward every record they receive (no filtering or expansion).
+ *  - Sources (op[0]) read external input: batches of `batch` records become available
+ *    to source i every batch * p0 / rate seconds (jittered), the first after
+ *    (i+1)/p0 of that interval. A source that is ready before its next batch waits for
+ *    the external system: an `io` activity until the batch (or a barrier) arrives. A
+ *    source that is behind (backpressure) reads the next batch at once. Reading a
+ *    batch is `processing` (cost_ns of op[0] per record).
+ *  - Every other worker handles its network input one item at a time, FIFO by
+ *    arrival, from max(arrival, end of its previous work): a data buffer of n records
+ *    is `deserialization` (n * deser_ns), at whose end one credit goes back to the
+ *    buffer's sender (control message kind=credit, 16 bytes), then `processing`
+ *    (n * cost_ns, times slow_factor on slow_worker).
+ *  - Output (every operator but the last): each record goes into the output buffer
+ *    of its channel. A buffer is sent when it holds `batch` records; at the end of
+ *    handling an input item, buffers open for FLUSH_NS (5 ms, a buffer timeout like
+ *    Flink's) are sent too, and a barrier flushes every open buffer. (An idle worker
+ *    has no timer: its open buffers wait for its next input or barrier.) Sending a
+ *    buffer of n records takes a credit of its channel, then `serialization`
  *    (n * ser_ns) and `buffer` (buffer_ns); the data message (kind=data,
- *    bytes = n * record_bytes) leaves at the end of the buffer activity and arrives
- *    net_latency_ns + bytes * net_ns_per_byte later. Each channel starts with `credits`
- *    credits; a sender that finds no credit stops (nothing recorded) until the credit
- *    message arrives, so the gap ends at that receive and becomes `waiting`.
- *  - Checkpoints: every checkpoint_ns the job manager, unless the previous checkpoint is
- *    still running (at most one in flight, as Flink's default), does a `scheduling`
- *    activity and sends a barrier (kind=barrier) to every source. A worker receiving a
- *    barrier handles it in its input FIFO as a `barrier` activity; when it has the
- *    barrier from all its inputs it flushes its open output buffers and sends the
- *    barrier to every downstream worker on the data channels (after the data, no
- *    credit needed). Workers of the last operator then send an ack (kind=ack) to the job
- *    manager, which does a `scheduling` activity once all acks are in.
+ *    bytes = n * record_bytes) is sent at the end of the buffer activity. Each
+ *    channel starts with `credits` credits; a sender without credit stops, recording
+ *    nothing, until the credit arrives: that gap ends at the credit's receive and the
+ *    trace model makes it `waiting`. Idle time for lack of input likewise ends at the
+ *    receive of the next data (or barrier).
+ *  - Network: a message of b bytes arrives net_latency_ns + b * net_ns_per_byte
+ *    (jittered) after it is sent, but no earlier than b * net_ns_per_byte (>= 1 ns)
+ *    after the previous message of the same sender arrived: each worker has one FIFO
+ *    link. So every channel is FIFO (barriers stay behind the data sent before them).
+ *  - Checkpoints: every checkpoint_ns the job manager, unless the previous checkpoint
+ *    is still running (one at a time, as Flink's default; that tick is skipped), does
+ *    a `scheduling` activity and sends a barrier (kind=barrier, 64 bytes) to every
+ *    source. A worker handles each barrier in its input FIFO as a `barrier` activity;
+ *    when it has had the barrier from all its inputs (the job manager, for a source),
+ *    it flushes its open output buffers and sends the barrier to every downstream
+ *    worker on the data channels (no credit needed), or, on the last operator, an ack
+ *    (kind=ack) to the job manager, which does a `scheduling` activity once all acks
+ *    are in. The job manager's time between checkpoints ends at a timer, not a
+ *    receive, and so becomes `unknown`.
  *  - Every duration (activities, network delays, source inter-arrival times) is
- *    multiplied by 1 + jitter * u, u uniform in [-1, 1] (splitmix64, seeded), rounded
- *    to integer nanoseconds, at least 1 ns.
- *  - The simulation stops at the first event after duration_ns, or once the builder
- *    holds max_records records. Messages are emitted when they arrive, so those in
- *    flight at the stop are not in the trace; activities already decided (a worker
- *    may be decided a few microseconds ahead) are kept whole.
+ *    multiplied by 1 + jitter * u, u uniform in [-1, 1] in steps of 2^-15 (splitmix64
+ *    seeded with `seed`), rounded to integer ns, at least 1 ns, at most MAX_DUR.
+ *  - The simulation stops at the first event after duration_ns, or once it has made
+ *    max_records records (activities + messages, halves counted apiece: what
+ *    lp_builder_records() would say). Messages are emitted when they arrive, so those
+ *    in flight at the stop are not in the trace. No worker starts anything at or
+ *    after duration_ns, but what it started before is kept whole; sources still
+ *    waiting for input get an `io` activity up to the stop.
  *
- * Invariants (checked by the builder; a violation is a bug and makes run() fail with
- * LP_ERR_DATA): every activity lasts >= 1 ns; one worker's activities never overlap
- * and are added in start order; every message has recv >= send, leaves at an activity
- * end of its sender; data and barriers on one channel arrive in the order they were
- * sent (arrival = max(send + delay, previous arrival on the channel)); idle time is
- * never recorded (it ends at a receive: data, barrier or credit), except the job
- * manager's time between checkpoint triggers, which ends at a timer and so becomes
- * `unknown`. Message ids are the event sequence numbers: unique and deterministic.
+ * Invariants (the builder checks them; any diagnostic is a bug here and makes the run
+ * fail with LP_ERR_DATA): every activity lasts >= 1 ns; a worker's activities never
+ * overlap and reach the builder grouped by worker, in start order; every message is
+ * received after it is sent, is sent at an activity end of its sender, and messages
+ * reach the builder in receive order with send times in order per sender (so neither
+ * end needs sorting); message ids (the event sequence numbers) are unique.
  *
- * Implementation: a binary heap of events ordered by (time, sequence number), so ties
- * are resolved in the order events were created. A worker's timeline is computed
- * ahead as far as it is certain: credits only grow while their sender is busy, and
- * queued input arrived before the current time, so a worker keeps going until it must
- * send on a channel with no credit (then it re-checks at that instant) or runs out of
- * known input. No allocation per record or per event beyond amortised array growth;
- * names and attribute lists are resolved once.
+ * Implementation: events (message arrivals, source wake-ups, checkpoint ticks) sit in
+ * a 4-ary heap ordered by (time, sequence number), so ties go in creation order. A
+ * worker's timeline is decided ahead of the current time as far as is certain:
+ * queued input arrived before now, so before anything still to come, and credits of a
+ * channel only grow while its sender is busy; a worker goes on until it must send on
+ * a channel without credit (it resumes when a credit arrives, from the later of the
+ * two times) or has no known input. Sources read ahead up to the earliest time a
+ * barrier could reach them. Activities are buffered per worker (8 bytes each) and
+ * handed to the builder at the end, grouped; worker, type, operator and attribute ids
+ * are resolved once. No allocation per record or event beyond amortised growth.
  */
 #include "longpole/gen.h"
 #include "longpole/alloc.h"
@@ -75,8 +90,10 @@
 #define SCHED_NS 10000.0       /* a job-manager scheduling activity */
 #define CREDIT_BYTES 16u       /* size of a credit message */
 #define CTRL_BYTES 64u         /* size of a barrier or ack message */
-#define MAX_CHANNELS (UINT64_C(1) << 26)
+#define MAX_CHANNELS (UINT64_C(1) << 24)
 #define MAX_COST 1e12          /* ns per record, per buffer or per message */
+#define MAX_DUR (INT64_C(1) << 40) /* longest activity or network delay (18 minutes) */
+#define MAX_TIME (INT64_C(1) << 62) /* longest simulated time: no sum of times overflows */
 
 enum { EV_DATA = 0, EV_BARRIER, EV_CREDIT, EV_READY, EV_ACK, EV_TICK };
 /* Worker states. In every state the worker's timeline is decided up to `free`, which
@@ -94,7 +111,7 @@ enum {
 
 /* An event: the heap holds (time, sequence << SLOT_BITS | slot) pairs; the rest lives in
  * a pool slot. */
-#define SLOT_BITS 24
+#define SLOT_BITS 26
 typedef struct hent {
     int64_t t;
     uint64_t k;
@@ -159,8 +176,8 @@ typedef struct sim {
     uint64_t bits;          /* random bits left over for jitter */
     uint32_t nbits;         /* 16-bit draws left in bits */
     double j0, j1;          /* jitter factor = j0 + j1 * u16 */
-    hent *heap;        /* 4-ary min-heap */
-    size_t nheap, capheap;
+    hent *heap;             /* 4-ary min-heap */
+    size_t nheap;           /* the heap has room for cappool entries */
     evdata *pool;
     uint32_t *freeslot;
     size_t npool, nfree, cappool;
@@ -188,7 +205,7 @@ typedef struct sim {
     uint32_t jm_bar_pending;/* barriers from the job manager not yet delivered */
     int64_t src_horizon;    /* no barrier can reach a source before this time */
     uint32_t acks;
-    double deser, ser, bufns, lat, nspb, jit, rbytes, skew, src_interval;
+    double deser, ser, bufns, lat, nspb, jit, rbytes, src_interval;
     uint64_t skew_thr;
     double skew_scale[LP_GEN_MAXOPS];
     uint16_t *ktab[LP_GEN_MAXOPS]; /* keyed routing: 16-bit draw -> worker, or NULL (exact draws) */
@@ -225,15 +242,18 @@ static inline double jitter(sim *s)
     return s->j0 + u * s->j1;
 }
 
-/* A duration of `base` ns with jitter, rounded, at least 1 ns. */
-static inline int64_t dur(sim *s, double base)
+/* x ns rounded to an integer in [1, MAX_DUR]. */
+static inline int64_t clamp_ns(double x)
 {
-    double x = base;
-    if (s->jit > 0)
-        x *= jitter(s);
     if (x < 1.0)
         return 1;
-    return (int64_t)(x + 0.5);
+    return x < (double)MAX_DUR ? (int64_t)(x + 0.5) : MAX_DUR;
+}
+
+/* A duration of `base` ns with jitter, rounded, in [1, MAX_DUR]. */
+static inline int64_t dur(sim *s, double base)
+{
+    return clamp_ns(s->jit > 0 ? base * jitter(s) : base);
 }
 
 /* Branch-free (time, sequence) order: the outcome of heap comparisons is unpredictable. */
@@ -245,16 +265,21 @@ static inline int h_less(const hent *a, const hent *b)
 static void push(sim *s, int kind, int64_t t, int64_t sent, uint32_t from, uint32_t to, uint32_t ch, uint32_t n)
 {
     uint32_t slot;
+    if (s->seq >= (UINT64_C(1) << (64 - SLOT_BITS)) - 1) {
+        if (!s->st)
+            s->st = lp_error_set(s->err, LP_ERR_LIMIT, "dataflow: more than 2^%d events", 64 - SLOT_BITS);
+        return;
+    }
     if (s->nfree) {
         slot = s->freeslot[--s->nfree];
     } else {
+        if (s->npool >= ((size_t)1 << SLOT_BITS)) {
+            if (!s->st)
+                s->st = lp_error_set(s->err, LP_ERR_LIMIT, "dataflow: more than %u events in flight",
+                                     1u << SLOT_BITS);
+            return;
+        }
         if (s->npool == s->cappool) {
-            if (s->npool >= ((size_t)1 << SLOT_BITS)) {
-                if (!s->st)
-                    s->st = lp_error_set(s->err, LP_ERR_LIMIT, "dataflow: more than %u events in flight",
-                                         1u << SLOT_BITS);
-                return;
-            }
             size_t cap = s->cappool;
             void *p = s->pool;
             if (lp_grow(&p, &cap, s->npool + 1, sizeof(evdata))) {
@@ -274,7 +299,7 @@ static void push(sim *s, int kind, int64_t t, int64_t sent, uint32_t from, uint3
                 return;
             }
             s->heap = h;
-            s->capheap = s->cappool = cap; /* only once all three have room */
+            s->cappool = cap; /* only once all three have room */
         }
         slot = (uint32_t)s->npool++;
     }
@@ -400,7 +425,7 @@ static void emit_msg(sim *s, const ev *e, uint32_t attrs)
         return;
     uint32_t a = s->bw[e->d.from], b = s->bw[e->d.to];
     uint64_t id = e->seq;
-    s->nrec += 1 + (s->o->halves != 0);
+    s->nrec += s->o->halves ? 2 : 1;
     if (s->o->halves) {
         s->st = lp_builder_send(s->b, a, e->d.sent, b, id, attrs, ++s->line, s->err);
         if (!s->st)
@@ -440,7 +465,7 @@ static uint32_t data_attrs(sim *s, uint32_t n)
 static inline int64_t arrival(sim *s, uint32_t from, int64_t sent, double bytes)
 {
     int64_t arr = sent + dur(s, s->lat + bytes * s->nspb);
-    int64_t tx = (int64_t)(bytes * s->nspb + 0.5), after = s->lastarr[from] + (tx > 1 ? tx : 1);
+    int64_t after = s->lastarr[from] + clamp_ns(bytes * s->nspb);
     if (arr < after)
         arr = after;
     s->lastarr[from] = arr;
@@ -540,7 +565,9 @@ static void route(sim *s, gworker *w, uint32_t n, int64_t t)
         }
     } else {
         uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
-        const int track = p > 2 * n; /* few records over many channels: list the ones drawn */
+        const uint16_t *tab = s->ktab[dop];
+        const int packed = tab && p <= 8;
+        const int track = !packed && p > 2 * n; /* few records over many channels: list the ones drawn */
 #define BUMP(jj)                                                                                   \
     do {                                                                                           \
         uint32_t j_ = (jj);                                                                        \
@@ -548,8 +575,7 @@ static void route(sim *s, gworker *w, uint32_t n, int64_t t)
             touched[nt++] = j_;                                                                    \
         cnt[j_]++;                                                                                 \
     } while (0)
-        const uint16_t *tab = s->ktab[dop];
-        if (tab && p <= 8) { /* as below, counting in the bytes of one word */
+        if (packed) { /* as below, counting in the bytes of one word */
             for (uint32_t i = 0; i < n;) {
                 uint32_t m = n - i < 252 ? n - i : 252, k = 0;
                 uint64_t acc = 0;
@@ -750,7 +776,7 @@ static void wk_run(sim *s, gworker *w, int64_t now)
         }
         /* A source reads its next batch once available, unless a barrier may arrive
          * before that: then it waits for the batch (or the barrier) to arrive. */
-        if (w->avail <= now || w->avail < s->src_horizon) {
+        if (w->avail < s->o->duration_ns && (w->avail <= now || w->avail < s->src_horizon)) {
             if (w->avail > cur) {
                 act(s, w, cur, w->avail, LP_TYPE_IO);
                 cur = w->avail;
@@ -840,10 +866,11 @@ static void handle(sim *s, const ev *e)
         break;
     case EV_TICK:
         s->next_tick = s->o->checkpoint_ns <= INT64_MAX - e->t ? e->t + s->o->checkpoint_ns : INT64_MAX;
-        if (s->next_tick <= s->o->duration_ns)
+        if (s->next_tick < s->o->duration_ns)
             push(s, EV_TICK, s->next_tick, 0, s->nw, s->nw, 0, 0);
-        if (s->ck_inflight) {
-            s->src_horizon = s->next_tick;
+        if (s->ck_inflight) { /* skip this one */
+            if (!s->jm_bar_pending)
+                s->src_horizon = s->next_tick;
         } else {
             s->jm_bar_pending = s->par[0];
             jm_act(s, e->t);
@@ -903,8 +930,8 @@ static lp_status validate(const lp_gen_dataflow *o, lp_error *err)
                             (unsigned long long)nch, (unsigned long long)MAX_CHANNELS);
     if (bad_num(o->rate, 1e-6, 1e12))
         return lp_error_set(err, LP_ERR_ARG, "dataflow: rate %g records/s is not in 1e-6..1e12", o->rate);
-    if (o->duration_ns <= 0)
-        return lp_error_set(err, LP_ERR_ARG, "dataflow: duration must be positive");
+    if (o->duration_ns <= 0 || o->duration_ns > MAX_TIME)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: duration must be in 1..2^62 ns");
     if (o->batch < 1 || o->batch > (1u << 20))
         return lp_error_set(err, LP_ERR_ARG, "dataflow: batch %u is not in 1..%u records", o->batch, 1u << 20);
     if (o->credits < 1 || o->credits > (1u << 20))
@@ -919,6 +946,9 @@ static lp_status validate(const lp_gen_dataflow *o, lp_error *err)
         if (bad_num(costs[i].v, 0, MAX_COST))
             return lp_error_set(err, LP_ERR_ARG, "dataflow: %s %g is not in 0..%g", costs[i].name, costs[i].v,
                                 MAX_COST);
+    if ((double)o->batch * o->ops[0].parallelism / o->rate * 1e9 > 1e18)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: rate %g records/s is too low (a source batch every 1e18 ns or more)",
+                            o->rate);
     if (o->checkpoint_ns < 0)
         return lp_error_set(err, LP_ERR_ARG, "dataflow: checkpoint interval must not be negative");
     if (bad_num(o->jitter, 0, 1))
@@ -1079,7 +1109,6 @@ static lp_status setup(sim *s)
     s->jit = o->jitter;
     s->j1 = 2.0 * o->jitter / 65536.0;
     s->j0 = 1.0 - o->jitter + o->jitter / 65536.0;
-    s->skew = o->skew;
     s->skew_thr = (uint64_t)(o->skew * 4294967296.0);
     if (s->skew_thr > (UINT64_C(1) << 32))
         s->skew_thr = UINT64_C(1) << 32;
@@ -1103,6 +1132,7 @@ static lp_status setup(sim *s)
     }
     s->src_horizon = INT64_MAX;
     if (s->has_jm) {
+        jm_act(s, 0); /* the job manager deploys the job at time 0 */
         s->next_tick = s->src_horizon = o->checkpoint_ns;
         push(s, EV_TICK, o->checkpoint_ns, 0, s->nw, s->nw, 0, 0);
     }
@@ -1137,17 +1167,10 @@ static void release(sim *s)
         lp_free(s->ktab[k]);
 }
 
-#ifdef GEN_DEBUG
-#include <time.h>
-size_t dbg_maxheap, dbg_events;
-double dbg_t[4];
-static double dbg_now(void) { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9; }
-#define DBG_T(i) dbg_t[i] = dbg_now()
-#else
-#define DBG_T(i) ((void)0)
-#endif
 lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err)
 {
+    if (!o || !out)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: no options or no output");
     *out = NULL;
     lp_status st = validate(o, err);
     if (st)
@@ -1163,25 +1186,25 @@ lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error
         lp_diags_release(&ds);
         return st;
     }
-    DBG_T(0);
     if (!setup(&s)) {
         ev e;
+        e.t = 0;
+        int64_t tend = o->duration_ns;
         while (s.nheap && !s.st) {
             if (s.heap[0].t > o->duration_ns)
                 break;
-            if (o->max_records && s.nrec >= o->max_records)
+            if (o->max_records && s.nrec >= o->max_records) {
+                tend = e.t;
                 break;
+            }
             pop(&s, &e);
-#ifdef GEN_DEBUG
-            dbg_events++;
-            if (s.nheap > dbg_maxheap)
-                dbg_maxheap = s.nheap;
-#endif
             handle(&s, &e);
         }
-        DBG_T(1);
+        /* sources still waiting for input wait until the end */
+        for (uint32_t i = 0; i < s.par[0]; i++)
+            if (s.w[i].state == ST_IOWAIT && tend > s.w[i].iosince)
+                act(&s, &s.w[i], s.w[i].iosince, tend, LP_TYPE_IO);
         flush_acts(&s);
-        DBG_T(2);
     }
     st = s.st;
     release(&s);
@@ -1192,7 +1215,6 @@ lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error
     }
     lp_trace *t;
     st = lp_builder_finish(s.b, &t, err);
-    DBG_T(3);
     if (st) {
         lp_diags_release(&ds);
         return st;
@@ -1302,8 +1324,13 @@ lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err)
                 return lp_error_set(err, LP_ERR_ARG,
                                     "operator '%.*s': too many fields (expected name:parallelism[:cost_ns][:keyed|:rebalance])",
                                     ilen, it);
-            f[nf] = it + a;
-            fl[nf++] = z - a;
+            size_t fa = a, fz = z;
+            while (fa < fz && is_space(it[fa]))
+                fa++;
+            while (fz > fa && is_space(it[fz - 1]))
+                fz--;
+            f[nf] = it + fa;
+            fl[nf++] = fz - fa;
             if (z == len)
                 break;
             a = z + 1;

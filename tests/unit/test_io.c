@@ -32,7 +32,11 @@ static lp_trace *load_mem(const void *p, size_t n, lp_diags *ds)
     lp_status st = lp_lpt_read(b, in, NULL, &err);
     lp_input_close(in);
     lp_trace *t = NULL;
-    if (st || lp_builder_finish(b, &t, &err))
+    if (st) {
+        lp_builder_free(b);
+        return NULL;
+    }
+    if (lp_builder_finish(b, &t, &err))
         return NULL;
     return t;
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Foundation benchmark (issue 2): generate dataflow traces of 1 M, 10 M and 50 M records,
+# text and binary; measure generation speed, loading (records/s, resident bytes per
+# record), PAG + whole-trace critical path (edges/s), end-to-end `longpole cp` time and
+# peak RSS; baseline in the same run: bench/foundation/cp_networkx.py (networkx) on the
+# 1 M trace, end to end. Env: LP, BUILD, OUT, WORK (see bench/run.sh).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$WORK"
+lpbench="$BUILD/bench/foundation/lpbench"
+sizes=${SIZES:-"1000000 10000000 50000000"}
+export LONGPOLE_NO_PROGRESS=1
+secs() { python3 -c "import sys; print(f'{float(sys.argv[1]):.3f}')" "$1"; }
+now() { date +%s.%N; }
+rows_gen=""; rows_load=""; rows_e2e=""
+for n in $sizes; do
+  for ext in lpt lptb; do
+    f="$WORK/df-$n.$ext"
+    t0=$(now)
+    "$LP" generate dataflow --records "$n" --seed 1 -o "$f"
+    t1=$(now)
+    gt=$(python3 -c "print($t1-$t0)")
+    rows_gen+="| $n | $ext | $(secs "$gt") | $(python3 -c "print(f'{$n/$gt/1e6:.1f}')") | $(du -m "$f" | cut -f1) |"$'\n'
+    sync
+    # load + PAG + critical path, three runs, the best
+    best=""
+    for r in 1 2 3; do
+      line=$("$lpbench" "$f")
+      if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if float('$(echo "$line" | cut -f4)') < float('$(echo "$best" | cut -f4)') else 1)"; then best=$line; fi
+    done
+    IFS=$'\t' read -r _ fmt recs load_s rps rss bpr pag_s cp_s edges eps hwm total <<<"$best"
+    rows_load+="| $n | $fmt | $recs | $load_s | $(python3 -c "print(f'{$rps/1e6:.1f}')") | $(python3 -c "print(f'{$rss/1e6:.0f}')") | $bpr | $pag_s | $cp_s | $(python3 -c "print(f'{$eps/1e6:.1f}')") | $(python3 -c "print(f'{$hwm/1e6:.0f}')") | $(python3 -c "print(f'{$hwm/$recs:.1f}')") |"$'\n'
+    eval "load_${ext}_$n=$load_s"
+    # end to end: the CLI
+    /usr/bin/time -f "%e %M" -o "$WORK/time.txt" "$LP" cp "$f" > "$WORK/cp-$n.$ext.out"
+    read -r e2e kb < "$WORK/time.txt"
+    eval "e2e_${ext}_$n=$e2e"
+    rows_e2e+="| $n | $ext | $e2e | $(python3 -c "print(f'{$kb/1024:.0f}')") | $(grep -m1 '^critical path' "$WORK/cp-$n.$ext.out" | sed 's/critical path: //') |"$'\n'
+  done
+done
+# baseline: networkx on the smallest trace, text
+small=$(echo "$sizes" | awk '{print $1}')
+/usr/bin/time -f "%e %M" -o "$WORK/time-nx.txt" /usr/bin/python3 "$here/cp_networkx.py" "$WORK/df-$small.lpt" > "$WORK/nx.json"
+read -r nx_s nx_kb < "$WORK/time-nx.txt"
+nx_total=$(python3 -c "import json; print(json.load(open('$WORK/nx.json'))['total_ns'])")
+lp_total=$("$LP" cp --json "$WORK/df-$small.lpt" | python3 -c "import json,sys; print(json.load(sys.stdin)['critical_path']['total_ns'])")
+eval "lp_e2e=\$e2e_lpt_$small"
+ratio=$(python3 -c "print(f'{$nx_s/max($lp_e2e,0.001):.0f}')")
+{
+  echo "## Foundation: load and whole-trace critical path (issue 2)"
+  echo
+  echo "Run: \`bash bench/run.sh build/longpole foundation\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Traces from \`longpole generate dataflow --records N --seed 1\` (default job: source:4, flatmap:4, count:4)."
+  echo
+  echo "### Generation (\`longpole generate dataflow\`, simulation + writing)"
+  echo
+  echo "| records | output | seconds | M records/s | MB |"
+  echo "|---|---|---|---|---|"
+  printf '%s' "$rows_gen"
+  echo
+  echo "### Loading, PAG and critical path (bench/foundation/lpbench.c, best of 3)"
+  echo
+  echo "Resident bytes/record: RSS growth while loading (the trace in memory) per input record; peak/record: the process's peak RSS (trace + PAG + path) per input record."
+  echo
+  echo "| records | format | input records | load s | M records/s | trace MB | resident bytes/record | PAG s | path s | M edges/s (PAG+path) | peak MB | peak bytes/record |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s' "$rows_load"
+  echo
+  for n in $sizes; do eval "lt=\$load_lpt_$n; lb=\$load_lptb_$n"; echo "- binary loads $(python3 -c "print(f'{$lt/$lb:.1f}')")x faster than text at $n records."; done
+  echo
+  echo "### End to end: \`longpole cp TRACE\` (load, graph, path, breakdown, print)"
+  echo
+  echo "| records | format | seconds | peak RSS MB | critical path |"
+  echo "|---|---|---|---|---|"
+  printf '%s' "$rows_e2e"
+  echo
+  echo "### Baseline: networkx (Debian python3-networkx), same PAG, same path"
+  echo
+  echo "\`/usr/bin/python3 bench/foundation/cp_networkx.py df-$small.lpt\`: $nx_s s, peak $(python3 -c "print(f'{$nx_kb/1024:.0f}')") MB; path length $nx_total ns (longpole: $lp_total ns$( [ "$nx_total" = "$lp_total" ] && echo ", equal" || echo ", DIFFERENT" ))."
+  echo "longpole \`cp\` on the same text file: $lp_e2e s end to end: **${ratio}x faster** than the networkx baseline."
+} > "$OUT"
+cat "$OUT"
