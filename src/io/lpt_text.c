@@ -19,6 +19,7 @@
 #include "longpole/alloc.h"
 #include "core/util.h"
 
+#include <pthread.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -341,16 +342,6 @@ static int op(reader *r, const tok *t, lp_str *o, lp_error *err)
     return 0;
 }
 
-static int get_time(reader *r, const tok *t, int field, const char *what, int64_t *v)
-{
-    if (parse_time(t->p, t->n, v))
-        return 0;
-    char ex[200];
-    BAD(r, LP_RULE_FIELD, "field %d (%s): not a 64-bit integer number of nanoseconds: '%s'", field, what,
-        excerpt(ex, t->p, t->n));
-    return 1;
-}
-
 /* ---- attributes ------------------------------------------------------------------- */
 
 /* Parse key=value tokens tk[from..ntok); for messages, id= is the message id (not an
@@ -434,8 +425,30 @@ static int need(reader *r, size_t ntok, size_t min, const char *rec, const char 
 
 /* ---- records ---------------------------------------------------------------------- */
 
+/* A line prepared by the reading stage: tokens split (and decoded), times parsed. */
+typedef struct pline {
+    uint64_t line;     /* 1-based line number */
+    uint32_t tok0;     /* first token in the chunk's token array */
+    uint16_t ntok;     /* 0: blank or comment; LPT_MAXTOK + 1: too many fields; LONGLINE: too long */
+    uint8_t eq_known;  /* tokens had their '=' found before decoding */
+    uint8_t badtok;    /* 0, or the index of a time token that did not parse */
+    int64_t t0, t1;    /* the record's times (A: start, end; M: send, recv; S/R: time) */
+} pline;
+
+#define LONGLINE (LPT_MAXTOK + 2)
+
+/* The name of time field i of a record (for messages). */
+static const char *time_name(char kind, unsigned i)
+{
+    switch (kind) {
+    case 'A': return i == 2 ? "start" : "end";
+    case 'M': return i == 2 ? "send" : "recv";
+    default: return "time";
+    }
+}
+
 /* One record; returns -1 only on resource errors. */
-static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
+static int record(reader *r, tok *tk, size_t ntok, const pline *pl, lp_error *err)
 {
     char ex[200];
     lp_builder *b = r->b;
@@ -451,6 +464,14 @@ static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
         return 0;
     }
     r->seen_record = 1;
+    char kind = tk[0].p[0];
+    size_t need_n = kind == 'W' ? 2 : 5;
+    if (pl->badtok && ntok >= need_n && strchr("AMSR", kind)) {
+        unsigned i = pl->badtok;
+        BAD(r, LP_RULE_FIELD, "field %u (%s): not a 64-bit integer number of nanoseconds: '%s'", i + 1,
+            time_name(kind, i), excerpt(ex, tk[i].p, tk[i].n));
+        return 0;
+    }
     uint32_t w, peer, list = 0;
     int64_t t0, t1;
     int rc;
@@ -458,8 +479,8 @@ static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
     case 'A': {
         if (need(r, ntok, 5, "A", "A <worker> <start> <end> <type> [<operator>|-] [key=value ...]"))
             return 0;
-        if (get_time(r, &tk[2], 3, "start", &t0) || get_time(r, &tk[3], 4, "end", &t1))
-            return 0;
+        t0 = pl->t0;
+        t1 = pl->t1;
         uint16_t ty;
         if ((rc = type(r, &tk[4], &ty, err)))
             return rc < 0 ? -1 : 0;
@@ -479,8 +500,8 @@ static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
     case 'M': {
         if (need(r, ntok, 5, "M", "M <sender> <send> <receiver> <recv> [id=<id>] [bytes=<n>] [key=value ...]"))
             return 0;
-        if (get_time(r, &tk[2], 3, "send", &t0) || get_time(r, &tk[4], 5, "recv", &t1))
-            return 0;
+        t0 = pl->t0;
+        t1 = pl->t1;
         uint64_t mid = LP_MSGID_NONE;
         if (ntok > 5 && (rc = attrs(r, tk, 5, ntok, 1, &mid, &list, err)))
             return rc < 0 ? -1 : 0;
@@ -495,8 +516,7 @@ static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
                  is_send ? "S <worker> <time> <receiver> <message-id> [key=value ...]"
                          : "R <worker> <time> <sender> <message-id> [key=value ...]"))
             return 0;
-        if (get_time(r, &tk[2], 3, "time", &t0))
-            return 0;
+        t0 = pl->t0;
         uint64_t mid;
         if (lp_builder_msgid(b, tk[4].p, tk[4].n, &mid, err))
             return -1;
@@ -523,30 +543,313 @@ static int record(reader *r, tok *tk, size_t ntok, lp_error *err)
     }
 }
 
-/* Split and dispatch one line (without its newline); p[n .. n+16) is readable. */
-static int line(reader *r, char *p, size_t n, lp_error *err)
+/* ---- reading: two stages ---------------------------------------------------------
+ * Stage 1 reads (and decompresses) the input in chunks, cuts lines, splits tokens,
+ * decodes escapes and parses the times; stage 2 resolves names and feeds the builder,
+ * in input order. On a large input stage 1 runs on its own thread, one chunk ahead, so
+ * the two halves of the work overlap on two cores; a small input (one chunk) is read
+ * inline. Chunks hold whole lines; a partial last line moves to the next chunk. */
+
+typedef struct chunk {
+    char *buf;          /* text; lines and tokens point into it */
+    size_t cap, have;   /* capacity (plus LPT_PAD readable bytes) and bytes used */
+    tok *tk;            /* tokens of all lines */
+    size_t ntk, captk;
+    pline *ln;          /* prepared lines */
+    size_t nln, capln;
+    uint64_t consumed;  /* input bytes consumed when the chunk was cut (progress) */
+    int last;           /* no more input after this chunk */
+    lp_status st;       /* a stage-1 failure (I/O, corrupt compression, memory) */
+    lp_error err;
+} chunk;
+
+typedef struct stage1 {
+    lp_input *in;
+    uint64_t lineno;    /* lines cut so far */
+    int eof, skipping;  /* input ended; inside an over-long line */
+    char *carry;        /* partial line carried to the next chunk */
+    size_t ncarry, capcarry;
+} stage1;
+
+static void chunk_free(chunk *c)
+{
+    if (!c)
+        return;
+    lp_free(c->buf);
+    lp_free(c->tk);
+    lp_free(c->ln);
+    lp_free(c);
+}
+
+static chunk *chunk_new(void)
+{
+    chunk *c = lp_calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->cap = LPT_BLOCK;
+    c->buf = lp_malloc(c->cap + LPT_PAD);
+    c->captk = 1u << 16;
+    c->tk = lp_malloc(c->captk * sizeof *c->tk);
+    c->capln = 1u << 14;
+    c->ln = lp_malloc(c->capln * sizeof *c->ln);
+    if (!c->buf || !c->tk || !c->ln) {
+        chunk_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Prepare one line (without its newline) of chunk c; p[n .. n+16) is readable. */
+static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
 {
     if (n && p[n - 1] == '\r')
         n--;
-    tok tk[LPT_MAXTOK];
+    if (c->nln == c->capln) {
+        void *q = c->ln;
+        if (lp_grow(&q, &c->capln, c->nln + 1, sizeof(pline)))
+            return -1;
+        c->ln = q;
+    }
+    if (c->captk - c->ntk < LPT_MAXTOK) {
+        void *q = c->tk;
+        if (lp_grow(&q, &c->captk, c->ntk + LPT_MAXTOK, sizeof(tok)))
+            return -1;
+        c->tk = q;
+    }
+    pline *pl = &c->ln[c->nln++];
+    memset(pl, 0, sizeof *pl);
+    pl->line = lineno;
+    pl->tok0 = (uint32_t)c->ntk;
+    tok *tk = c->tk + c->ntk;
     size_t ntok = tokenize(p, n, tk);
     if (!ntok || tk[0].p[0] == '#')
         return 0;
     if (ntok > LPT_MAXTOK) {
-        lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_SYNTAX, r->name, r->line,
-                        "more than %d fields on one line; record dropped", LPT_MAXTOK);
+        pl->ntok = LPT_MAXTOK + 1;
         return 0;
     }
-    r->eq_known = 0;
     if (memchr(p, '%', n)) { /* rare: escapes; '=' must be found before decoding */
-        r->eq_known = 1;
+        pl->eq_known = 1;
         for (size_t i = 0; i < ntok; i++) {
             tk[i].eq = memchr(tk[i].p, '=', tk[i].n);
             if (memchr(tk[i].p, '%', tk[i].n))
                 unescape(&tk[i]);
         }
     }
-    return record(r, tk, ntok, err);
+    pl->ntok = (uint16_t)ntok;
+    c->ntk += ntok;
+    /* the times, by record kind; a token that does not parse is reported by stage 2 */
+    if (tk[0].n == 1) {
+        char k = tk[0].p[0];
+        unsigned i0 = 2, i1 = k == 'A' ? 3 : k == 'M' ? 4 : 0;
+        if ((k == 'A' || k == 'M' || k == 'S' || k == 'R') && ntok >= 5) {
+            if (!parse_time(tk[i0].p, tk[i0].n, &pl->t0))
+                pl->badtok = (uint8_t)i0;
+            else if (i1 && !parse_time(tk[i1].p, tk[i1].n, &pl->t1))
+                pl->badtok = (uint8_t)i1;
+        }
+    }
+    return 0;
+}
+
+/* Stage 1: fill chunk c with the next whole lines of the input. */
+static void fill(stage1 *s, chunk *c)
+{
+    c->have = c->ntk = c->nln = 0;
+    c->st = LP_OK;
+    lp_error_clear(&c->err);
+    /* the partial line left over from the previous chunk */
+    if (s->ncarry > c->cap) {
+        char *nb = lp_realloc(c->buf, s->ncarry * 2 + LPT_PAD);
+        if (!nb) {
+            c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+            c->last = 1;
+            return;
+        }
+        c->buf = nb;
+        c->cap = s->ncarry * 2;
+    }
+    if (s->ncarry)
+        memcpy(c->buf, s->carry, s->ncarry);
+    c->have = s->ncarry;
+    s->ncarry = 0;
+    for (;;) {
+        if (!s->eof && c->have < c->cap) {
+            size_t got;
+            lp_status st = lp_input_read(s->in, c->buf + c->have, c->cap - c->have, &got, &c->err);
+            if (st) {
+                c->st = st;
+                c->last = 1;
+                return;
+            }
+            if (!got)
+                s->eof = 1;
+            c->have += got;
+        }
+        memset(c->buf + c->have, 0, LPT_PAD);
+        char *p = c->buf, *end = c->buf + c->have;
+        int any = 0;
+        for (;;) {
+            char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                break;
+            s->lineno++;
+            any = 1;
+            if (s->skipping) {
+                s->skipping = 0;
+            } else if (prepare(c, p, (size_t)(nl - p), s->lineno)) {
+                c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+                c->last = 1;
+                return;
+            }
+            p = nl + 1;
+        }
+        size_t rest = (size_t)(end - p);
+        if (s->eof) {
+            if (rest) { /* last line without a newline */
+                s->lineno++;
+                if (!s->skipping && prepare(c, p, rest, s->lineno)) {
+                    c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+                    c->last = 1;
+                    return;
+                }
+            }
+            c->last = 1;
+            break;
+        }
+        if (any || rest < c->cap) {
+            /* carry the partial line */
+            if (rest > s->capcarry) {
+                char *nc = lp_realloc(s->carry, rest);
+                if (!nc) {
+                    c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+                    c->last = 1;
+                    return;
+                }
+                s->carry = nc;
+                s->capcarry = rest;
+            }
+            if (rest)
+                memcpy(s->carry, p, rest);
+            s->ncarry = rest;
+            if (any)
+                break;
+            /* no newline yet but room left: keep reading into this chunk */
+            memcpy(c->buf, s->carry, rest);
+            c->have = rest;
+            s->ncarry = 0;
+            continue;
+        }
+        /* one line fills the whole buffer */
+        if (s->skipping || c->cap >= LPT_MAXLINE) {
+            if (!s->skipping) {
+                if (c->nln == c->capln) {
+                    void *q = c->ln;
+                    if (lp_grow(&q, &c->capln, c->nln + 1, sizeof(pline))) {
+                        c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+                        c->last = 1;
+                        return;
+                    }
+                    c->ln = q;
+                }
+                pline *pl = &c->ln[c->nln++];
+                memset(pl, 0, sizeof *pl);
+                pl->line = s->lineno + 1;
+                pl->ntok = LONGLINE;
+            }
+            s->skipping = 1;
+            c->have = 0;
+            if (c->nln)
+                break;
+            continue;
+        }
+        char *nb = lp_realloc(c->buf, c->cap * 2 + LPT_PAD);
+        if (!nb) {
+            c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+            c->last = 1;
+            return;
+        }
+        c->buf = nb;
+        c->cap *= 2;
+    }
+    c->consumed = lp_input_consumed(s->in);
+}
+
+/* Stage 2: the records of a chunk, in order. Returns -1 on resource errors. */
+static int consume(reader *r, chunk *c, lp_error *err)
+{
+    for (size_t i = 0; i < c->nln; i++) {
+        const pline *pl = &c->ln[i];
+        r->line = pl->line;
+        if (!pl->ntok)
+            continue;
+        if (pl->ntok == LPT_MAXTOK + 1) {
+            lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_SYNTAX, r->name, r->line,
+                            "more than %d fields on one line; record dropped", LPT_MAXTOK);
+            continue;
+        }
+        if (pl->ntok == LONGLINE) {
+            lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_SYNTAX, r->name, r->line,
+                            "line longer than %zu bytes; record dropped", LPT_MAXLINE);
+            continue;
+        }
+        r->eq_known = pl->eq_known;
+        if (record(r, c->tk + pl->tok0, pl->ntok, pl, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The hand-over between the stages: a queue of one full chunk and one free chunk. */
+typedef struct pipe_ {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    chunk *full;        /* filled by stage 1, waiting for stage 2 */
+    chunk *empty;       /* given back by stage 2 */
+    int stop;           /* stage 2 gave up */
+    stage1 *s;
+} pipe_;
+
+static void *stage1_main(void *arg)
+{
+    pipe_ *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->empty && !q->stop)
+            pthread_cond_wait(&q->cv, &q->mu);
+        chunk *c = q->empty;
+        q->empty = NULL;
+        int stop = q->stop;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        if (stop) {
+            chunk_free(c);
+            return NULL;
+        }
+        fill(q->s, c);
+        int last = c->last;
+        pthread_mutex_lock(&q->mu);
+        while (q->full && !q->stop)
+            pthread_cond_wait(&q->cv, &q->mu);
+        if (q->stop) {
+            pthread_mutex_unlock(&q->mu);
+            chunk_free(c);
+            return NULL;
+        }
+        q->full = c;
+        pthread_cond_broadcast(&q->cv);
+        pthread_mutex_unlock(&q->mu);
+        if (last)
+            return NULL;
+    }
+}
+
+static int progress(reader *r, const lp_load_opts *opts, lp_input *in, uint64_t consumed, uint64_t *next)
+{
+    if (!opts || !opts->progress || consumed < *next)
+        return 0;
+    *next = consumed + (64u << 20);
+    return opts->progress(opts->progress_ctx, "loading", consumed, lp_input_size(in));
 }
 
 lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err)
@@ -554,91 +857,100 @@ lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_
     reader *r = lp_calloc(1, sizeof *r);
     if (!r)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    stage1 s = {in, 0, 0, 0, NULL, 0, 0};
+    chunk *a = NULL, *c2 = NULL;
+    pipe_ q;
+    int threaded = 0;
+    uint64_t next_progress = 0;
+    lp_status st = LP_OK;
     r->cattr = lp_calloc(NACACHE, sizeof *r->cattr);
     r->b = b;
     r->name = lp_input_name(in);
     r->d = lp_builder_diags(b);
-    size_t cap = LPT_BLOCK;
-    char *buf = lp_malloc(cap + LPT_PAD);
-    lp_status st = LP_OK;
-    if (!buf || !r->cattr) {
+    if (!r->cattr || !(a = chunk_new())) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto out;
     }
     if ((st = lp_builder_source(b, r->name, err)))
         goto out;
-    memset(buf + cap, 0, LPT_PAD);
-    size_t have = 0; /* bytes in buf */
-    int eof = 0, skipping = 0;
-    uint64_t next_progress = 0;
-    while (!eof || have) {
-        if (!eof && have < cap) {
-            size_t got;
-            st = lp_input_read(in, buf + have, cap - have, &got, err);
-            if (st)
-                goto out;
-            if (!got)
-                eof = 1;
-            have += got;
-        }
-        char *p = buf, *end = buf + have;
-        for (;;) {
-            char *nl = memchr(p, '\n', (size_t)(end - p));
-            if (!nl)
-                break;
-            r->line++;
-            if (skipping)
-                skipping = 0;
-            else if (line(r, p, (size_t)(nl - p), err) < 0) {
-                st = err ? err->status : LP_ERR_NOMEM;
-                goto out;
-            }
-            p = nl + 1;
-        }
-        size_t rest = (size_t)(end - p);
-        if (eof && rest) { /* last line without newline */
-            r->line++;
-            if (!skipping && line(r, p, rest, err) < 0) {
-                st = err ? err->status : LP_ERR_NOMEM;
-                goto out;
-            }
-            rest = 0;
-        }
-        if (rest == have && have == cap) {
-            /* one line fills the buffer */
-            if (skipping || cap >= LPT_MAXLINE) {
-                if (!skipping)
-                    lp_diags_report(r->d, LP_SEV_ERROR, LP_RULE_SYNTAX, r->name, r->line + 1,
-                                    "line longer than %zu bytes; record dropped", LPT_MAXLINE);
-                skipping = 1;
-                rest = 0;
-            } else {
-                char *nb = lp_realloc(buf, cap * 2 + LPT_PAD);
-                if (!nb) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    goto out;
+    fill(&s, a);
+    if (!a->last && (c2 = chunk_new())) {
+        /* a large input: stage 1 continues on its own thread, into the other chunk */
+        memset(&q, 0, sizeof q);
+        q.s = &s;
+        q.empty = c2;
+        pthread_mutex_init(&q.mu, NULL);
+        pthread_cond_init(&q.cv, NULL);
+        pthread_t th;
+        if (pthread_create(&th, NULL, stage1_main, &q) == 0) {
+            threaded = 1;
+            c2 = NULL;
+            chunk *cur = a;
+            a = NULL;
+            for (;;) {
+                int last = cur->last;
+                if (cur->st) {
+                    st = cur->st;
+                    if (err)
+                        *err = cur->err;
+                } else if (consume(r, cur, err) < 0) {
+                    st = err ? err->status : LP_ERR_NOMEM;
+                } else if (progress(r, opts, in, cur->consumed, &next_progress)) {
+                    st = lp_error_set(err, LP_ERR_ARG, "cancelled");
                 }
-                buf = nb;
-                cap *= 2;
-                memset(buf + cap, 0, LPT_PAD);
-                continue;
+                pthread_mutex_lock(&q.mu);
+                if (st || last) {
+                    q.stop = 1;
+                    pthread_cond_broadcast(&q.cv);
+                    pthread_mutex_unlock(&q.mu);
+                    chunk_free(cur);
+                    break;
+                }
+                while (q.empty) /* stage 1 has not yet taken the other free chunk */
+                    pthread_cond_wait(&q.cv, &q.mu);
+                q.empty = cur; /* give it back, take the next */
+                pthread_cond_broadcast(&q.cv);
+                while (!q.full)
+                    pthread_cond_wait(&q.cv, &q.mu);
+                cur = q.full;
+                q.full = NULL;
+                pthread_cond_broadcast(&q.cv);
+                pthread_mutex_unlock(&q.mu);
             }
-        }
-        memmove(buf, p, rest);
-        have = rest;
-        if (opts && opts->progress && lp_input_consumed(in) >= next_progress) {
-            if (opts->progress(opts->progress_ctx, "loading", lp_input_consumed(in), lp_input_size(in))) {
-                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
-                goto out;
-            }
-            next_progress = lp_input_consumed(in) + (64u << 20);
+            pthread_join(th, NULL);
+            chunk_free(q.full);
+            chunk_free(q.empty);
+            pthread_mutex_destroy(&q.mu);
+            pthread_cond_destroy(&q.cv);
         }
     }
-    st = LP_OK;
+    if (!threaded) { /* small input, or no second chunk or thread: inline */
+        for (;;) {
+            if (a->st) {
+                st = a->st;
+                if (err)
+                    *err = a->err;
+                break;
+            }
+            if (consume(r, a, err) < 0) {
+                st = err ? err->status : LP_ERR_NOMEM;
+                break;
+            }
+            if (progress(r, opts, in, a->consumed, &next_progress)) {
+                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
+                break;
+            }
+            if (a->last)
+                break;
+            fill(&s, a);
+        }
+    }
 out:
     if (st && err)
         lp_error_push(err, "%s:%llu", r->name ? r->name : "?", (unsigned long long)r->line);
-    lp_free(buf);
+    chunk_free(a);
+    chunk_free(c2);
+    lp_free(s.carry);
     lp_free(r->cattr);
     lp_free(r);
     return st;
