@@ -47,7 +47,8 @@ void lp_error_clear(lp_error *err);
  * `err` may be NULL (the status is still returned). */
 lp_status lp_error_set(lp_error *err, lp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-lp_status lp_error_vset(lp_error *err, lp_status st, const char *fmt, va_list ap);
+lp_status lp_error_vset(lp_error *err, lp_status st, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Prepend a context layer ("reading x.lpt") to an error already set. Returns err->status. */
 lp_status lp_error_push(lp_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -68,6 +68,9 @@ static const char *intern_file(lp_diags *ds, const char *file)
 }
 
 static void vreport(lp_diags *ds, lp_severity sev, lp_rule rule, const char *file, uint64_t line,
+                    uint64_t offset, int has_offset, const char *fmt, va_list ap) __attribute__((format(printf, 8, 0)));
+
+static void vreport(lp_diags *ds, lp_severity sev, lp_rule rule, const char *file, uint64_t line,
                     uint64_t offset, int has_offset, const char *fmt, va_list ap)
 {
     if ((unsigned)rule < LP_RULE_COUNT)

@@ -581,16 +581,24 @@ static void chunk_free(chunk *c)
     lp_free(c);
 }
 
-static chunk *chunk_new(void)
+/* A chunk for an input of about `hint` bytes (0: unknown): small inputs get small
+ * buffers (the reader then costs little to start), large ones LPT_BLOCK. */
+static chunk *chunk_new(uint64_t hint)
 {
     chunk *c = lp_calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->cap = LPT_BLOCK;
+    if (hint) {
+        size_t cap = (size_t)1 << 16;
+        while (cap < hint + 1 && cap < LPT_BLOCK)
+            cap *= 2;
+        c->cap = cap;
+    }
     c->buf = lp_malloc(c->cap + LPT_PAD);
-    c->captk = 1u << 16;
+    c->captk = c->cap / 64 > LPT_MAXTOK ? c->cap / 64 : LPT_MAXTOK;
     c->tk = lp_malloc(c->captk * sizeof *c->tk);
-    c->capln = 1u << 14;
+    c->capln = c->cap / 256 > 64 ? c->cap / 256 : 64;
     c->ln = lp_malloc(c->capln * sizeof *c->ln);
     if (!c->buf || !c->tk || !c->ln) {
         chunk_free(c);
@@ -652,20 +660,26 @@ static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
     return 0;
 }
 
-/* Stage 1: fill chunk c with the next whole lines of the input. */
+static void fail_chunk(chunk *c, lp_status st)
+{
+    if (st == LP_ERR_NOMEM)
+        lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
+    c->st = st;
+    c->last = 1;
+}
+
+/* Stage 1: fill chunk c with the next whole lines of the input: read until the buffer
+ * is full (or the input ends), then carry the partial last line to the next chunk. */
 static void fill(stage1 *s, chunk *c)
 {
-    c->have = c->ntk = c->nln = 0;
+    c->ntk = c->nln = 0;
     c->st = LP_OK;
     lp_error_clear(&c->err);
     /* the partial line left over from the previous chunk */
     if (s->ncarry > c->cap) {
         char *nb = lp_realloc(c->buf, s->ncarry * 2 + LPT_PAD);
-        if (!nb) {
-            c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-            c->last = 1;
-            return;
-        }
+        if (!nb)
+            return fail_chunk(c, LP_ERR_NOMEM);
         c->buf = nb;
         c->cap = s->ncarry * 2;
     }
@@ -673,83 +687,63 @@ static void fill(stage1 *s, chunk *c)
         memcpy(c->buf, s->carry, s->ncarry);
     c->have = s->ncarry;
     s->ncarry = 0;
+    size_t scan = 0; /* first byte not yet cut into lines */
     for (;;) {
         if (!s->eof && c->have < c->cap) {
             size_t got;
             lp_status st = lp_input_read(s->in, c->buf + c->have, c->cap - c->have, &got, &c->err);
-            if (st) {
-                c->st = st;
-                c->last = 1;
-                return;
-            }
+            if (st)
+                return fail_chunk(c, st);
             if (!got)
                 s->eof = 1;
             c->have += got;
         }
         memset(c->buf + c->have, 0, LPT_PAD);
-        char *p = c->buf, *end = c->buf + c->have;
-        int any = 0;
+        char *p = c->buf + scan, *end = c->buf + c->have;
         for (;;) {
             char *nl = memchr(p, '\n', (size_t)(end - p));
             if (!nl)
                 break;
             s->lineno++;
-            any = 1;
-            if (s->skipping) {
+            if (s->skipping)
                 s->skipping = 0;
-            } else if (prepare(c, p, (size_t)(nl - p), s->lineno)) {
-                c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-                c->last = 1;
-                return;
-            }
+            else if (prepare(c, p, (size_t)(nl - p), s->lineno))
+                return fail_chunk(c, LP_ERR_NOMEM);
             p = nl + 1;
         }
-        size_t rest = (size_t)(end - p);
+        scan = (size_t)(p - c->buf);
+        size_t rest = c->have - scan;
         if (s->eof) {
-            if (rest) { /* last line without a newline */
+            if (rest) { /* the last line has no newline */
                 s->lineno++;
-                if (!s->skipping && prepare(c, p, rest, s->lineno)) {
-                    c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-                    c->last = 1;
-                    return;
-                }
+                if (!s->skipping && prepare(c, p, rest, s->lineno))
+                    return fail_chunk(c, LP_ERR_NOMEM);
             }
             c->last = 1;
             break;
         }
-        if (any || rest < c->cap) {
-            /* carry the partial line */
+        if (c->have < c->cap)
+            continue; /* room left: read more into this chunk */
+        if (scan > 0) { /* full: carry the partial line to the next chunk */
             if (rest > s->capcarry) {
                 char *nc = lp_realloc(s->carry, rest);
-                if (!nc) {
-                    c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-                    c->last = 1;
-                    return;
-                }
+                if (!nc)
+                    return fail_chunk(c, LP_ERR_NOMEM);
                 s->carry = nc;
                 s->capcarry = rest;
             }
             if (rest)
                 memcpy(s->carry, p, rest);
             s->ncarry = rest;
-            if (any)
-                break;
-            /* no newline yet but room left: keep reading into this chunk */
-            memcpy(c->buf, s->carry, rest);
-            c->have = rest;
-            s->ncarry = 0;
-            continue;
+            break;
         }
-        /* one line fills the whole buffer */
+        /* one line fills the whole buffer: grow it, or give up on the line */
         if (s->skipping || c->cap >= LPT_MAXLINE) {
             if (!s->skipping) {
                 if (c->nln == c->capln) {
                     void *q = c->ln;
-                    if (lp_grow(&q, &c->capln, c->nln + 1, sizeof(pline))) {
-                        c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-                        c->last = 1;
-                        return;
-                    }
+                    if (lp_grow(&q, &c->capln, c->nln + 1, sizeof(pline)))
+                        return fail_chunk(c, LP_ERR_NOMEM);
                     c->ln = q;
                 }
                 pline *pl = &c->ln[c->nln++];
@@ -758,17 +752,14 @@ static void fill(stage1 *s, chunk *c)
                 pl->ntok = LONGLINE;
             }
             s->skipping = 1;
-            c->have = 0;
+            c->have = scan = 0;
             if (c->nln)
                 break;
             continue;
         }
         char *nb = lp_realloc(c->buf, c->cap * 2 + LPT_PAD);
-        if (!nb) {
-            c->st = lp_error_set(&c->err, LP_ERR_NOMEM, "out of memory");
-            c->last = 1;
-            return;
-        }
+        if (!nb)
+            return fail_chunk(c, LP_ERR_NOMEM);
         c->buf = nb;
         c->cap *= 2;
     }
@@ -867,14 +858,15 @@ lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_
     r->b = b;
     r->name = lp_input_name(in);
     r->d = lp_builder_diags(b);
-    if (!r->cattr || !(a = chunk_new())) {
+    uint64_t hint = lp_input_compression(in) == LP_COMP_NONE ? lp_input_size(in) : 0;
+    if (!r->cattr || !(a = chunk_new(hint))) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto out;
     }
     if ((st = lp_builder_source(b, r->name, err)))
         goto out;
     fill(&s, a);
-    if (!a->last && (c2 = chunk_new())) {
+    if (!a->last && (c2 = chunk_new(hint))) {
         /* a large input: stage 1 continues on its own thread, into the other chunk */
         memset(&q, 0, sizeof q);
         q.s = &s;

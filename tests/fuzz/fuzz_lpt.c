@@ -2,8 +2,11 @@
  * the PAG and the critical path on whatever it accepts). Any input must load without
  * a crash, a leak or undefined behaviour; the result must satisfy the trace invariants. */
 #include "longpole/longpole.h"
-#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Checked in every build (CHECK_INVARIANT() vanishes under NDEBUG). */
+#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -31,8 +34,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
         goto out;
     for (uint32_t w = 0; w < t->nworkers; w++)
         for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
-            assert(t->astart[i] <= t->aend[i]);
-            assert(i == t->wfirst[w] || t->aend[i - 1] <= t->astart[i]);
+            CHECK_INVARIANT(t->astart[i] <= t->aend[i]);
+            CHECK_INVARIANT(i == t->wfirst[w] || t->aend[i - 1] <= t->astart[i]);
         }
     lp_pag g;
     if (lp_pag_build(t, &g, &err) == LP_OK) {
@@ -41,7 +44,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
             int64_t s = 0;
             for (size_t i = 0; i < cp.n; i++)
                 s += cp.e[i].end - cp.e[i].start;
-            assert(s == cp.total);
+            CHECK_INVARIANT(s == cp.total);
             lp_cpath_release(&cp);
         }
         lp_check c;
