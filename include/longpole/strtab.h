@@ -46,6 +46,10 @@ lp_str lp_strtab_find(const lp_strtab *st, const char *s, size_t n);
 static inline const char *lp_strtab_get(const lp_strtab *st, lp_str id) { return st->ptr[id]; }
 static inline uint32_t lp_strtab_len(const lp_strtab *st, lp_str id) { return st->len[id]; }
 
+/* A copy of src with the same ids (one block, hash table copied, nothing re-hashed).
+ * Returns 0 or -1 (out of memory; dst is then empty). */
+int lp_strtab_copy(lp_strtab *dst, const lp_strtab *src);
+
 /* Resident bytes used by the table (for memory accounting). */
 size_t lp_strtab_footprint(const lp_strtab *st);
 

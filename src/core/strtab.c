@@ -154,3 +154,36 @@ size_t lp_strtab_footprint(const lp_strtab *st)
     b += st->blkused;
     return b + (size_t)st->cap * (sizeof(char *) + 8) + (size_t)st->hcap * 4;
 }
+
+int lp_strtab_copy(lp_strtab *dst, const lp_strtab *src)
+{
+    memset(dst, 0, sizeof *dst);
+    size_t n = src->n ? src->n : 1, total = src->bytes + src->n;
+    dst->blk = lp_malloc(sizeof *dst->blk);
+    dst->ptr = lp_malloc(n * sizeof *dst->ptr);
+    dst->len = lp_malloc(n * sizeof *dst->len);
+    dst->hval = lp_malloc(n * sizeof *dst->hval);
+    dst->hash = lp_malloc((src->hcap ? src->hcap : 1) * sizeof *dst->hash);
+    char *b = lp_malloc(total ? total : 1);
+    if (!dst->blk || !dst->ptr || !dst->len || !dst->hval || !dst->hash || !b) {
+        lp_free(b);
+        lp_strtab_release(dst);
+        return -1;
+    }
+    /* every string into one block, in id order: the ids and the hash table carry over */
+    dst->blk[0] = b;
+    dst->nblk = dst->capblk = 1;
+    dst->blksize = dst->blkused = total;
+    for (uint32_t id = 0; id < src->n; id++) {
+        memcpy(b, src->ptr[id], (size_t)src->len[id] + 1);
+        dst->ptr[id] = b;
+        b += src->len[id] + 1;
+    }
+    memcpy(dst->len, src->len, src->n * sizeof *dst->len);
+    memcpy(dst->hval, src->hval, src->n * sizeof *dst->hval);
+    memcpy(dst->hash, src->hash, src->hcap * sizeof *dst->hash);
+    dst->n = dst->cap = src->n;
+    dst->hcap = src->hcap;
+    dst->bytes = src->bytes;
+    return 0;
+}

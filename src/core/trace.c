@@ -195,18 +195,6 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
 
 /* ---- window projection ------------------------------------------------------------- */
 
-static int strtab_copy(lp_strtab *dst, const lp_strtab *src)
-{
-    if (lp_strtab_init(dst))
-        return -1;
-    for (uint32_t i = 1; i < src->n; i++) {
-        lp_str id;
-        if (lp_strtab_intern(dst, src->ptr[i], src->len[i], &id))
-            return -1;
-    }
-    return 0;
-}
-
 #define DUP(dst, src, n)                                                     \
     do {                                                                     \
         (dst) = lp_malloc(((n) ? (n) : 1) * sizeof *(src));                  \
@@ -239,7 +227,7 @@ lp_status lp_trace_window(const lp_trace *t, int64_t ts, int64_t te, lp_trace **
     lp_trace *w = lp_calloc(1, sizeof *w);
     if (!w)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    if (strtab_copy(&w->strs, &t->strs))
+    if (lp_strtab_copy(&w->strs, &t->strs))
         goto oom;
     w->ntypes = t->ntypes;
     DUP(w->type_name, t->type_name, t->ntypes);

@@ -24,6 +24,15 @@ static void test_strtab(void)
     CHECK_EQ_I(st.n, 100003);
     CHECK(lp_strtab_find(&st, "s99999", 6) != LP_STR_NONE);
     CHECK_STR(lp_strtab_get(&st, a), "hello"); /* bytes never move */
+    lp_strtab cp;
+    CHECK(lp_strtab_copy(&cp, &st) == 0);
+    CHECK_EQ_I(cp.n, st.n);
+    CHECK(lp_strtab_find(&cp, "s77777", 6) == lp_strtab_find(&st, "s77777", 6));
+    CHECK_STR(lp_strtab_get(&cp, b), "world");
+    lp_str nid;
+    CHECK(lp_strtab_intern(&cp, "brand new", 9, &nid) == 0 && nid == st.n);
+    CHECK(lp_strtab_intern(&cp, "hello", 5, &nid) == 0 && nid == a);
+    lp_strtab_release(&cp);
     lp_strtab_release(&st);
 }
 
