@@ -33,6 +33,11 @@ typedef struct cli_load {
     int no_progress;
 } cli_load;
 
+/* The loading options of every trace command: --format F, --strict, -q/--quiet,
+ * --max-errors N. Returns 1 if argv[*i] is one (consumed with its value), 0 if not,
+ * -1 after printing a usage error. */
+int cli_load_option(const char *cmd, int argc, char **argv, int *i, cli_load *lo);
+
 /* Load `paths` into a trace; prints diagnostics to stderr. Returns 0 and sets *out, or
  * an exit status. *data_errors is set when records were dropped (the caller exits
  * with LP_EXIT_DATA after producing its output). */

@@ -45,13 +45,13 @@ int cmd_check(int argc, char **argv)
     if (!paths)
         return LP_EXIT_NOMEM;
     for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "--json"))
+        int lrc = cli_load_option("check", argc, argv, &i, &lo);
+        if (lrc < 0)
+            return lp_free(paths), LP_EXIT_USAGE;
+        if (lrc)
+            continue;
+        if (cli_flag(argv, i, "--json")) {
             json = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            lo.quiet = 1;
-        else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                return lp_free(paths), cli_usage("check", "--format needs a value");
         } else if (cli_opt(argc, argv, &i, "--from", &from_s)) {
             if (!from_s)
                 return lp_free(paths), cli_usage("check", "--from needs a time");
@@ -61,11 +61,6 @@ int cmd_check(int argc, char **argv)
         } else if (cli_opt(argc, argv, &i, "--top", &v)) {
             if (!v || cli_parse_count(v, &top))
                 return lp_free(paths), cli_usage("check", "--top needs a number");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            uint64_t n;
-            if (!v || cli_parse_count(v, &n))
-                return lp_free(paths), cli_usage("check", "--max-errors needs a number");
-            lo.max_diags = (size_t)n;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return lp_free(paths), cli_usage("check", "unknown option '%s'", argv[i]);
         } else {

@@ -26,30 +26,23 @@ static int ends_with(const char *s, const char *suf)
 int cmd_convert(int argc, char **argv)
 {
     cli_load lo = {0};
-    const char *out = NULL, *to = NULL, *v;
+    const char *out = NULL, *to = NULL;
     char **paths = lp_malloc((size_t)argc * sizeof *paths);
     int npaths = 0;
     if (!paths)
         return LP_EXIT_NOMEM;
     for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "--strict"))
-            lo.strict = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            lo.quiet = 1;
-        else if (cli_opt(argc, argv, &i, "-o", &out) || cli_opt(argc, argv, &i, "--output", &out)) {
+        int lrc = cli_load_option("convert", argc, argv, &i, &lo);
+        if (lrc < 0)
+            return lp_free(paths), LP_EXIT_USAGE;
+        if (lrc)
+            continue;
+        if (cli_opt(argc, argv, &i, "-o", &out) || cli_opt(argc, argv, &i, "--output", &out)) {
             if (!out)
                 return lp_free(paths), cli_usage("convert", "-o needs a file name");
         } else if (cli_opt(argc, argv, &i, "--to", &to)) {
             if (!to || (strcmp(to, "lpt") && strcmp(to, "lptb")))
                 return lp_free(paths), cli_usage("convert", "--to takes lpt or lptb");
-        } else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                return lp_free(paths), cli_usage("convert", "--format needs a value");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            uint64_t n;
-            if (!v || cli_parse_count(v, &n))
-                return lp_free(paths), cli_usage("convert", "--max-errors needs a number");
-            lo.max_diags = (size_t)n;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return lp_free(paths), cli_usage("convert", "unknown option '%s'", argv[i]);
         } else {

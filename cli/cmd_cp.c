@@ -304,21 +304,19 @@ int cmd_cp(int argc, char **argv)
     if (!paths)
         return LP_EXIT_NOMEM;
     for (int i = 1; i < argc; i++) {
+        int lrc = cli_load_option("cp", argc, argv, &i, &lo);
+        if (lrc < 0)
+            return lp_free(paths), LP_EXIT_USAGE;
+        if (lrc)
+            continue;
         if (cli_flag(argv, i, "--json"))
             json = 1;
-        else if (cli_flag(argv, i, "--strict"))
-            lo.strict = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            lo.quiet = 1;
         else if (cli_opt(argc, argv, &i, "--from", &from_s)) {
             if (!from_s)
                 return lp_free(paths), cli_usage("cp", "--from needs a time");
         } else if (cli_opt(argc, argv, &i, "--to", &to_s)) {
             if (!to_s)
                 return lp_free(paths), cli_usage("cp", "--to needs a time");
-        } else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                return lp_free(paths), cli_usage("cp", "--format needs a value");
         } else if (cli_opt(argc, argv, &i, "--path", &v)) {
             if (v && strcmp(v, "all") == 0)
                 path_limit = 0;
@@ -327,11 +325,6 @@ int cmd_cp(int argc, char **argv)
         } else if (cli_opt(argc, argv, &i, "--top", &v)) {
             if (!v || cli_parse_count(v, &top))
                 return lp_free(paths), cli_usage("cp", "--top needs a number");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            uint64_t n;
-            if (!v || cli_parse_count(v, &n))
-                return lp_free(paths), cli_usage("cp", "--max-errors needs a number");
-            lo.max_diags = (size_t)n;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             return lp_free(paths), cli_usage("cp", "unknown option '%s'", argv[i]);
         } else {

@@ -16,14 +16,14 @@ int cmd_info(int argc, char **argv)
     if (!paths)
         return LP_EXIT_NOMEM;
     for (int i = 1; i < argc; i++) {
+        int lrc = cli_load_option("info", argc, argv, &i, &lo);
+        if (lrc < 0)
+            return lp_free(paths), LP_EXIT_USAGE;
+        if (lrc)
+            continue;
         if (cli_flag(argv, i, "--json"))
             json = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            lo.quiet = 1;
-        else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                return lp_free(paths), cli_usage("info", "--format needs a value");
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0')
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return lp_free(paths), cli_usage("info", "unknown option '%s'", argv[i]);
         else
             paths[npaths++] = argv[i];

@@ -70,6 +70,33 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
 
 int cli_flag(char **argv, int i, const char *name) { return strcmp(argv[i], name) == 0; }
 
+int cli_load_option(const char *cmd, int argc, char **argv, int *i, cli_load *lo)
+{
+    const char *v;
+    if (cli_flag(argv, *i, "--strict")) {
+        lo->strict = 1;
+        return 1;
+    }
+    if (cli_flag(argv, *i, "-q") || cli_flag(argv, *i, "--quiet")) {
+        lo->quiet = 1;
+        return 1;
+    }
+    if (cli_opt(argc, argv, i, "--format", &v)) {
+        if (!v)
+            return cli_usage(cmd, "--format needs a value"), -1;
+        lo->format = v;
+        return 1;
+    }
+    if (cli_opt(argc, argv, i, "--max-errors", &v)) {
+        uint64_t n;
+        if (!v || cli_parse_count(v, &n))
+            return cli_usage(cmd, "--max-errors needs a number"), -1;
+        lo->max_diags = (size_t)n;
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- numbers and times --------------------------------------------------------------- */
 
 static int unit_scale(const char *u, double *scale)

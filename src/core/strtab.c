@@ -58,7 +58,11 @@ int lp_strtab_init(lp_strtab *st)
 {
     memset(st, 0, sizeof *st);
     lp_str id;
-    return lp_strtab_intern(st, "", 0, &id);
+    if (lp_strtab_intern(st, "", 0, &id)) {
+        lp_strtab_release(st); /* whatever the failed intern had allocated */
+        return -1;
+    }
+    return 0;
 }
 
 void lp_strtab_release(lp_strtab *st)

@@ -272,20 +272,26 @@ static inline char *tok_eq(const reader *r, const tok *t)
 
 /* ---- names ----------------------------------------------------------------------- */
 
+/* A name just added to the string table (the table grew past `before`) must be UTF-8;
+ * names seen before were checked then. Returns 1 (reported) if it is not. */
+static int check_new(reader *r, uint32_t before, const tok *t, const char *what)
+{
+    if (lp_builder_strtab(r->b)->n == before || lp_utf8_valid(t->p, t->n))
+        return 0;
+    char ex[200];
+    BAD(r, LP_RULE_ENCODING, "%s is not valid UTF-8: '%s'", what, excerpt(ex, t->p, t->n));
+    return 1;
+}
+
 static int intern(reader *r, const tok *t, lp_str *out, lp_error *err)
 {
-    char ex[200];
     lp_strtab *st = lp_builder_strtab(r->b);
     uint32_t before = st->n;
     if (lp_strtab_intern(st, t->p, t->n, out)) {
         lp_error_set(err, LP_ERR_NOMEM, "out of memory interning a name");
         return -1;
     }
-    if (st->n != before && !lp_utf8_valid(t->p, t->n)) {
-        BAD(r, LP_RULE_ENCODING, "name is not valid UTF-8: '%s'", excerpt(ex, t->p, t->n));
-        return 1;
-    }
-    return 0;
+    return check_new(r, before, t, "name");
 }
 
 static int worker(reader *r, const tok *t, uint32_t *w, lp_error *err)
@@ -295,15 +301,11 @@ static int worker(reader *r, const tok *t, uint32_t *w, lp_error *err)
         *w = c->id;
         return 0;
     }
-    char ex[200];
-    lp_strtab *st = lp_builder_strtab(r->b);
-    uint32_t before = st->n;
+    uint32_t before = lp_builder_strtab(r->b)->n;
     if (lp_builder_worker(r->b, t->p, t->n, w, err))
         return -1;
-    if (st->n != before && !lp_utf8_valid(t->p, t->n)) {
-        BAD(r, LP_RULE_ENCODING, "worker name is not valid UTF-8: '%s'", excerpt(ex, t->p, t->n));
+    if (check_new(r, before, t, "worker name"))
         return 1;
-    }
     cache_put(r->cworker, t, lp_trace_worker_name(lp_builder_trace(r->b), *w), *w);
     return 0;
 }
@@ -315,15 +317,11 @@ static int type(reader *r, const tok *t, uint16_t *ty, lp_error *err)
         *ty = (uint16_t)c->id;
         return 0;
     }
-    char ex[200];
-    lp_strtab *st = lp_builder_strtab(r->b);
-    uint32_t before = st->n;
+    uint32_t before = lp_builder_strtab(r->b)->n;
     if (lp_builder_type(r->b, t->p, t->n, ty, err))
         return -1;
-    if (st->n != before && !lp_utf8_valid(t->p, t->n)) {
-        BAD(r, LP_RULE_ENCODING, "type is not valid UTF-8: '%s'", excerpt(ex, t->p, t->n));
+    if (check_new(r, before, t, "type"))
         return 1;
-    }
     cache_put(r->ctype, t, lp_trace_type_name(lp_builder_trace(r->b), *ty), *ty);
     return 0;
 }
