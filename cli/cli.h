@@ -96,6 +96,36 @@ int cmd_generate(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_spans(int argc, char **argv);
+extern const char cli_help_spans[];
+int cmd_summary(int argc, char **argv);
+extern const char cli_help_summary[];
+/* `summary` output, shared with `stream` (cmd_summary.c): one window's result as a text
+ * block, a compact line or a JSON line, and the totals over windows. */
+typedef struct cli_sumfmt {
+    int json, compact, timing;
+    size_t top;            /* rows per summary in text (0 = all) */
+    size_t top_json;       /* rows per summary in JSON (0 = all) */
+    int64_t base;          /* text times are printed relative to this instant */
+    uint64_t seed;         /* reported in JSON */
+} cli_sumfmt;
+struct lp_winres;
+typedef struct cli_sumtotal cli_sumtotal;
+void cli_winres_print(FILE *f, const struct lp_winres *r, const cli_sumfmt *fmt);
+cli_sumtotal *cli_sumtotal_new(void);
+void cli_sumtotal_add(cli_sumtotal *st, const struct lp_winres *r);
+void cli_sumtotal_print(FILE *f, cli_sumtotal *st, const cli_sumfmt *fmt);
+void cli_sumtotal_free(cli_sumtotal *st);
+int cli_parse_kinds(const char *s, unsigned *kinds); /* --by LIST into (1u << lp_sumkind) bits */
+int cmd_stream(int argc, char **argv);
+extern const char cli_help_stream[];
+int cmd_skew(int argc, char **argv);
+int cmd_infer(int argc, char **argv);
+int cmd_requests(int argc, char **argv);
+int cmd_generate_requests(int argc, char **argv);
+extern const char cli_help_skew[], cli_help_infer[], cli_help_requests[];
+int cmd_export(int argc, char **argv);
+extern const char cli_help_export[];
 extern const char cli_help_cp[], cli_help_check[], cli_help_convert[], cli_help_generate[], cli_help_info[],
     cli_help_demo[];
 

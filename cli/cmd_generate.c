@@ -1,6 +1,7 @@
 /* cmd_generate.c: `longpole generate dataflow` (see gen.h) and `longpole demo`. */
 #include "cli.h"
 #include "core/util.h"
+#include "longpole/scenario.h"
 
 #include <string.h>
 
@@ -13,13 +14,17 @@ const char cli_help_demo[] =
 
 const char cli_help_generate[] =
     "usage: longpole generate dataflow [OPTIONS] -o OUTPUT\n"
+    "       longpole generate requests [OPTIONS]   (request logs: see `longpole help requests`)\n"
      "\n"
      "A Flink-like streaming job (docs/generators.md): operators in a chain, each run by\n"
      "parallel workers; sources read records at a rate; buffers are deserialized,\n"
      "processed, serialized and sent; credit-based flow control; periodic checkpoint\n"
      "barriers from a job manager. Deterministic for a given --seed.\n"
+     "  --scenario NAME     a preset of SnailTrail §7.5 (give it first; later options\n"
+     "                      change it): skew30, skew50, skew80, flatmap-424,\n"
+     "                      flatmap-124, flatmap-444 (include/longpole/scenario.h)\n"
      "  --ops SPEC          name:parallelism[:cost_ns][:keyed|:rebalance],...\n"
-     "                      (default source:4:200,flatmap:4:1000,count:4:600)\n"
+     "                      (default source:4:200,flatmap:4:2000,count:4:600)\n"
      "  --rate R            records/s read by all sources (default 1M)\n"
      "  --duration D        job time to simulate (default 10s)\n"
      "  --records N         stop when the trace has N records (e.g. 10M)\n"
@@ -53,6 +58,7 @@ static void demo_params(lp_gen_dataflow *o)
 
 int cmd_generate(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "requests") == 0) return cmd_generate_requests(argc, argv);
     if (argc < 2 || strcmp(argv[1], "dataflow") != 0)
         return cli_usage("generate", "which generator? (dataflow)");
     lp_gen_dataflow o;
@@ -69,6 +75,9 @@ int cmd_generate(int argc, char **argv)
                 return cli_usage("generate", "-o needs a file name");
         } else if (cli_flag(argv, i, "--demo")) {
             demo_params(&o);
+        } else if (cli_opt(argc, argv, &i, "--scenario", &v)) { /* SnailTrail §7.5 presets (scenario.h) */
+            if (!v || lp_gen_scenario_apply(&o, v, &err))
+                return cli_usage("generate", "--scenario: %s", v ? err.msg : "needs a name");
         } else if (cli_flag(argv, i, "--halves")) {
             o.halves = 1;
         } else if (cli_opt(argc, argv, &i, "--ops", &v)) {

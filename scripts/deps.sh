@@ -12,6 +12,8 @@ case "$purpose" in
   bench) pkgs="$pkgs python3 python3-networkx time" ;;
   *) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 esac
+# chromium: `longpole report` opened in a headless browser (tests/scripts/test_report_chromium.sh)
+case "$purpose" in test|ci) pkgs="$pkgs chromium" ;; esac
 missing=""
 for p in $pkgs; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

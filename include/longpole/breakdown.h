@@ -5,7 +5,9 @@
  * §3.3): the plain sum of the durations of all activities by the same key, which is
  * what a profiler would blame. `waiting` time is not busy time: it is left out of the
  * profile (so a worker's profile is its load) and reported as waiting_ns. Message time
- * is its own row ("communication") in both columns. Shares are of the path's total and
+ * is its own row ("communication") in both columns; in the profile only messages
+ * between two workers count (a message to oneself, such as a timer, overlaps that
+ * worker's waiting). Shares are of the path's total and
  * of the profile's total respectively.
  * Rows are sorted by path time, then profile time, then key.
  */

@@ -37,6 +37,9 @@ void lp_jsonw_u64(lp_jsonw *j, uint64_t v);
 void lp_jsonw_dbl(lp_jsonw *j, double v);
 void lp_jsonw_bool(lp_jsonw *j, int v);
 void lp_jsonw_null(lp_jsonw *j);
+/* A value already formatted as JSON (a number literal such as "12.345"); the caller
+ * vouches for its syntax. */
+void lp_jsonw_raw(lp_jsonw *j, const char *text);
 /* Convenience: key + value. */
 void lp_jsonw_kstr(lp_jsonw *j, const char *k, const char *v);
 void lp_jsonw_ki64(lp_jsonw *j, const char *k, int64_t v);

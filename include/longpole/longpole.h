@@ -20,5 +20,13 @@
 #include "longpole/check.h"
 #include "longpole/gen.h"
 #include "longpole/jsonw.h"
+#include "longpole/chrome_export.h"
+#include "longpole/window.h"
+#include "longpole/stream.h"
+#include "longpole/spancp.h"
+#include "longpole/reqstats.h"
+#include "longpole/reqpath.h"
+#include "longpole/skew.h"
+#include "longpole/genreq.h"
 
 #endif

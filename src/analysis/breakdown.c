@@ -70,6 +70,8 @@ lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group b
             acc[s].prof_n++;
         }
     for (uint64_t m = 0; m < t->nmsgs; m++) {
+        if (t->msrc[m] == t->mdst[m])
+            continue; /* a worker's message to itself (a timer): its time is that worker's waiting */
         acc[s_comm].prof_ns += lp_trace_msg_weight(t, m);
         acc[s_comm].prof_n++;
     }

@@ -67,7 +67,7 @@ struct lp_builder {
     size_t nsends, capsends, nrecvs, caprecvs;
 
     size_t apcap;            /* capacity of t->apool */
-    uint32_t *lmap;          /* attribute lists: offset keyed by content hash */
+    uint64_t *lmap;          /* attribute lists: (hash << 32 | offset) keyed by content hash; 0 = empty */
     uint32_t lmapcap, nlists;
 };
 
@@ -185,7 +185,8 @@ static void free_temp(lp_builder *b)
     for (uint16_t i = 0; i < b->nsrc; i++)
         lp_free(b->srcs[i].name);
     lp_free(b->srcs);
-    b->wmap = b->tmap = b->aworker = b->aline = b->mline = b->lmap = NULL;
+    b->wmap = b->tmap = b->aworker = b->aline = b->mline = NULL;
+    b->lmap = NULL;
     b->wlast = NULL;
     b->wunsorted = b->wdeclared = NULL;
     b->asrc = b->msrcidx = NULL;
@@ -365,10 +366,13 @@ lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uin
         return LP_OK;
     }
     uint32_t h = list_hash(kv, npairs);
+    /* probes compare the stored hash first, so the pool is only read for a likely match */
     if (b->lmapcap) {
         uint32_t mask = b->lmapcap - 1;
         for (uint32_t i = mix32(h) & mask; b->lmap[i]; i = (i + 1) & mask) {
-            uint32_t off = b->lmap[i];
+            if ((uint32_t)(b->lmap[i] >> 32) != h)
+                continue;
+            uint32_t off = (uint32_t)b->lmap[i];
             if (t->apool[off] == npairs && memcmp(t->apool + off + 1, kv, 2 * (size_t)npairs * 4) == 0) {
                 *list = off;
                 return LP_OK;
@@ -386,19 +390,17 @@ lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uin
     t->apool[off] = npairs;
     memcpy(t->apool + off + 1, kv, 2 * (size_t)npairs * 4);
     t->napool = need;
-    /* index it (the map stores offsets; rebuilt by rehashing stored lists) */
     if ((uint64_t)(b->nlists + 1) * 2 > b->lmapcap) {
         uint32_t ncap = b->lmapcap ? b->lmapcap * 2 : 256;
-        uint32_t *m = lp_calloc(ncap, sizeof *m);
+        uint64_t *m = lp_calloc(ncap, sizeof *m);
         if (!m)
             return nomem(err);
         for (uint32_t i = 0; i < b->lmapcap; i++)
             if (b->lmap[i]) {
-                uint32_t o = b->lmap[i];
-                uint32_t j = mix32(list_hash(t->apool + o + 1, t->apool[o])) & (ncap - 1);
+                uint32_t j = mix32((uint32_t)(b->lmap[i] >> 32)) & (ncap - 1);
                 while (m[j])
                     j = (j + 1) & (ncap - 1);
-                m[j] = o;
+                m[j] = b->lmap[i];
             }
         lp_free(b->lmap);
         b->lmap = m;
@@ -407,7 +409,7 @@ lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uin
     uint32_t mask = b->lmapcap - 1, i = mix32(h) & mask;
     while (b->lmap[i])
         i = (i + 1) & mask;
-    b->lmap[i] = off;
+    b->lmap[i] = (uint64_t)h << 32 | off; /* h is odd (list_hash), so the entry is never 0 */
     b->nlists++;
     *list = off;
     return LP_OK;

@@ -159,6 +159,12 @@ void lp_jsonw_null(lp_jsonw *j)
     fputs("null", j->f);
 }
 
+void lp_jsonw_raw(lp_jsonw *j, const char *text)
+{
+    pre(j);
+    fputs(text, j->f);
+}
+
 void lp_jsonw_kstr(lp_jsonw *j, const char *k, const char *v) { lp_jsonw_key(j, k); lp_jsonw_str(j, v); }
 void lp_jsonw_ki64(lp_jsonw *j, const char *k, int64_t v) { lp_jsonw_key(j, k); lp_jsonw_i64(j, v); }
 void lp_jsonw_ku64(lp_jsonw *j, const char *k, uint64_t v) { lp_jsonw_key(j, k); lp_jsonw_u64(j, v); }

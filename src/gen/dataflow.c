@@ -47,8 +47,10 @@
  *    it flushes its open output buffers and sends the barrier to every downstream
  *    worker on the data channels (no credit needed), or, on the last operator, an ack
  *    (kind=ack) to the job manager, which does a `scheduling` activity once all acks
- *    are in. The job manager's time between checkpoints ends at a timer, not a
- *    receive, and so becomes `unknown`.
+ *    are in. The job manager's time between checkpoints ends at its timer: a message
+ *    (kind=timer, 0 bytes) it sends itself at the end of its previous activity and
+ *    receives at the tick (SnailTrail Assumption 2 allows a waiting activity to end at
+ *    a message from the same worker), so that idle time is `waiting`.
  *  - Every duration (activities, network delays, source inter-arrival times) is
  *    multiplied by 1 + jitter * u, u uniform in [-1, 1] in steps of 2^-15 (splitmix64
  *    seeded with `seed`), rounded to integer ns, at least 1 ns, at most MAX_DUR.
@@ -197,7 +199,7 @@ typedef struct sim {
     uint64_t nch;
     uint32_t *cnt, *touched;
     uint32_t *dattr;        /* attribute list of a data message of n records (0 = not made) */
-    uint32_t a_credit, a_barrier, a_ack;
+    uint32_t a_credit, a_barrier, a_ack, a_timer;
     lp_str k_bytes, k_kind, v_data;
     int has_jm, ck_inflight;
     int64_t jm_free;
@@ -873,6 +875,14 @@ static void handle(sim *s, const ev *e)
                 s->src_horizon = s->next_tick;
         } else {
             s->jm_bar_pending = s->par[0];
+            if (s->jm_free < e->t) {
+                /* the job manager waited for its timer: a message to itself (SnailTrail
+                 * Assumption 2), so that idle time is `waiting`, not unknown work */
+                ev tm = *e;
+                tm.d.sent = s->jm_free;
+                tm.d.from = tm.d.to = s->nw;
+                emit_msg(s, &tm, s->a_timer);
+            }
             jm_act(s, e->t);
             for (uint32_t i = 0; i < s->par[0]; i++)
                 push(s, EV_BARRIER, arrival(s, s->nw, s->jm_free, CTRL_BYTES), s->jm_free, s->nw, i, 0, 0);
@@ -1091,12 +1101,13 @@ static lp_status setup(sim *s)
     if (s->has_jm && (st = lp_builder_worker(s->b, "jobmanager", 10, &s->bw[s->nw], s->err)))
         return s->st = st;
     /* attributes */
-    lp_str v_credit, v_barrier, v_ack;
+    lp_str v_credit, v_barrier, v_ack, v_timer;
     if (intern(s, "bytes", &s->k_bytes) || intern(s, "kind", &s->k_kind) || intern(s, "data", &s->v_data) ||
-        intern(s, "credit", &v_credit) || intern(s, "barrier", &v_barrier) || intern(s, "ack", &v_ack))
+        intern(s, "credit", &v_credit) || intern(s, "barrier", &v_barrier) || intern(s, "ack", &v_ack) ||
+        intern(s, "timer", &v_timer))
         return s->st;
     if (make_attrs(s, CREDIT_BYTES, v_credit, &s->a_credit) || make_attrs(s, CTRL_BYTES, v_barrier, &s->a_barrier) ||
-        make_attrs(s, CTRL_BYTES, v_ack, &s->a_ack))
+        make_attrs(s, CTRL_BYTES, v_ack, &s->a_ack) || make_attrs(s, 0, v_timer, &s->a_timer))
         return s->st;
     /* parameters */
     s->batch = o->batch;

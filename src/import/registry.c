@@ -3,7 +3,18 @@
 
 #include <string.h>
 
+extern const lp_importer lp_import_jaeger, lp_import_zipkin, lp_import_otlp; /* span formats (span.h) */
+extern const lp_importer lp_import_chrome; /* chrome.c */
+extern const lp_importer lp_import_spark; /* spark.c */
+extern const lp_importer lp_import_snailtrail; /* snailtrail.c */
+
 static const lp_importer *const importers[] = {
+    &lp_import_jaeger,
+    &lp_import_zipkin,
+    &lp_import_otlp,
+    &lp_import_chrome,
+    &lp_import_spark,
+    &lp_import_snailtrail,
     NULL,
 };
 

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "longpole/io.h"
 #include "longpole/import.h"
+#include "longpole/inputs.h"
+#include "longpole/spark.h"
 #include "longpole/alloc.h"
 
 #include <errno.h>
@@ -58,41 +60,64 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         if (!forced)
             return lp_error_set(err, LP_ERR_ARG, "unknown format '%s' (see `longpole help formats`)", fmt);
     }
-    lp_builder *b = NULL;
-    lp_status st = lp_builder_new(&b, diags, &opts->build, err);
+    /* directories: their files in name order; a rolling Spark event log is one input */
+    lp_input_item *items = NULL;
+    size_t nitems = 0;
+    lp_status st = lp_inputs_expand(paths, npaths, &items, &nitems, err);
     if (st)
         return st;
-    for (size_t i = 0; i < npaths; i++) {
+    if (nitems == 0) {
+        lp_inputs_free(items, nitems);
+        return lp_error_set(err, LP_ERR_ARG, "no input files in '%s'", paths[0]);
+    }
+    lp_builder *b = NULL;
+    if ((st = lp_builder_new(&b, diags, &opts->build, err))) {
+        lp_inputs_free(items, nitems);
+        return st;
+    }
+    for (size_t i = 0; i < nitems; i++) {
+        const char *path = items[i].path;
+        if (items[i].kind == LP_INPUT_SPARK_DIR) {
+            if (fmt && strcmp(fmt, "spark") != 0) {
+                st = lp_error_set(err, LP_ERR_ARG, "%s: a Spark event-log directory cannot be read as '%s'", path,
+                                  fmt);
+                goto fail;
+            }
+            if ((st = lp_builder_source(b, path, err)) || (st = lp_spark_read_dir(b, path, opts, err)))
+                goto fail;
+            continue;
+        }
         lp_input *in;
-        if ((st = lp_input_open(&in, paths[i], err)))
+        if ((st = lp_input_open(&in, path, err)))
             goto fail;
         const void *head;
         size_t nh;
         if ((st = lp_input_peek(in, &head, &nh, err))) {
-            lp_error_push(err, "reading %s", paths[i]);
+            lp_error_push(err, "reading %s", path);
             lp_input_close(in);
             goto fail;
         }
         int is_bin = nh >= 8 && memcmp(head, LP_LPTB_MAGIC, 8) == 0;
         if ((fmt && strcmp(fmt, "lptb") == 0) || (!fmt && is_bin)) {
-            if (npaths != 1 || lp_builder_records(b)) {
+            if (nitems != 1 || lp_builder_records(b)) {
                 lp_input_close(in);
-                st = lp_error_set(err, LP_ERR_ARG, "%s: a binary trace can only be loaded alone", paths[i]);
+                st = lp_error_set(err, LP_ERR_ARG, "%s: a binary trace can only be loaded alone", path);
                 goto fail;
             }
             lp_builder_free(b);
+            lp_inputs_free(items, nitems);
             st = lp_lptb_read(in, out, diags, opts, err);
             lp_input_close(in);
             return st;
         }
         const lp_importer *imp = forced;
         if (!imp && !fmt) {
-            const lp_importer *best = lp_importer_detect(head, nh, paths[i]);
-            if (best && best->detect(head, nh, paths[i]) > lpt_score(head, nh))
+            const lp_importer *best = lp_importer_detect(head, nh, path);
+            if (best && best->detect(head, nh, path) > lpt_score(head, nh))
                 imp = best;
         }
         if (imp) {
-            if ((st = lp_builder_source(b, paths[i], err)) == LP_OK)
+            if ((st = lp_builder_source(b, path, err)) == LP_OK)
                 st = imp->read(b, in, opts, err);
         } else {
             st = lp_lpt_read(b, in, opts, err);
@@ -101,8 +126,10 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         if (st)
             goto fail;
     }
+    lp_inputs_free(items, nitems);
     return lp_builder_finish(b, out, err);
 fail:
+    lp_inputs_free(items, nitems);
     lp_builder_free(b);
     return st;
 }

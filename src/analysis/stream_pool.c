@@ -1,0 +1,440 @@
+/* stream_pool.c: closed windows of a stream (stream.h) built and analysed on a pool of
+ * threads, results delivered in window order on the feeding thread.
+ *
+ * A window's job: order its messages as a reader of the replay file would make them,
+ * make its lp_trace straight from the records (stream_trace.c; or through lp_builder,
+ * the naive twin, with lp_stream_opts.naive_build), registering the names known at
+ * closing in id order (so worker, type and operator ids agree across windows), index
+ * the trace (lp_snapsrc, no plan: the in-flight sets come from one scan of its few
+ * messages), make the operator keys with the stream's parallelism so far (each
+ * operator's workers seen since the start, the closest the stream can come to
+ * `summary`'s whole-trace count),
+ * and run lp_window_analyze. The ring of slots is the bound on windows in flight:
+ * 2 * threads + 2; the feeding thread waits (delivering) when it is full, so a slow
+ * analysis slows the reading and TCP pushes back on the senders.
+ * Slot states: FREE -> (feeding thread fills it) QUEUED -> RUNNING -> DONE -> delivered,
+ * FREE. One mutex guards the states; the callback runs unlocked.
+ */
+#include "stream_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct spool_th {
+    lp_stream *s;
+    unsigned id;
+} spool_th;
+
+static void slot_clear(sslot *sl)
+{
+    if (sl->keys) {
+        lp_sumkeys_release(sl->keys);
+        lp_free(sl->keys);
+        sl->keys = NULL;
+    }
+    if (sl->src) {
+        lp_snapsrc_release(sl->src);
+        lp_free(sl->src);
+        sl->src = NULL;
+    }
+    lp_trace_free(sl->t);
+    sl->t = NULL;
+}
+
+static int cmp_mkey(const void *pa, const void *pb)
+{
+    const mkey *a = pa, *b = pb;
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->w != b->w)
+        return a->w < b->w ? -1 : 1;
+    if (a->seq != b->seq)
+        return (int32_t)(a->seq - b->seq) < 0 ? -1 : 1; /* arrival numbers wrap */
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* Build and analyse one window (any thread). */
+/* The window's trace through lp_builder: the naive twin of lp_stream_build_trace
+ * (lp_stream_opts.naive_build), compared with it by the tests. */
+static lp_status build_naive(sslot *sl, spool_ws *pw, size_t nmsg, lp_error *err)
+{
+    const snames *nm = sl->nm;
+    lp_diags ds;
+    lp_diags_init(&ds, 0);
+    lp_builder *b = NULL;
+    lp_status st = lp_builder_new(&b, &ds, NULL, err);
+    for (uint32_t w = 0; !st && w < nm->nw; w++) {
+        uint32_t id;
+        st = lp_builder_worker(b, nm->wname[w], nm->wlen[w], &id, err);
+        if (!st && id != w)
+            st = lp_error_set(err, LP_ERR_ARG, "stream: worker ids disagree (a bug)");
+    }
+    for (uint32_t t = LP_TYPE_NBUILTIN; !st && t < nm->nt; t++) {
+        uint16_t id;
+        st = lp_builder_type(b, nm->tname[t], nm->tlen[t], &id, err);
+        if (!st && id != t)
+            st = lp_error_set(err, LP_ERR_ARG, "stream: type ids disagree (a bug)");
+    }
+    if (!st && nm->nops > pw->capop) {
+        void *q = pw->opstr;
+        if (lp_grow(&q, &pw->capop, nm->nops, sizeof(lp_str)))
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        else
+            pw->opstr = q;
+    }
+    for (uint32_t o = 0; !st && o < nm->nops; o++)
+        if (lp_strtab_intern(lp_builder_strtab(b), nm->oname[o], nm->olen[o], &pw->opstr[o]))
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < sl->nrecs; i++) {
+        const srec *r = &sl->recs[i];
+        if (r->kind == SREC_ACT)
+            st = lp_builder_activity(b, r->w, r->a, r->b, r->type, r->op == LP_NONE32 ? LP_STR_NONE : pw->opstr[r->op],
+                                     0, 0, err);
+    }
+    for (size_t j = 0; !st && j < nmsg; j++) {
+        const srec *r = &sl->recs[pw->mk[j].i];
+        st = lp_builder_message(b, r->w, r->a, r->peer, r->b, LP_MSGID_NONE, 0, 0, err);
+    }
+    if (st) {
+        lp_builder_free(b);
+        lp_diags_release(&ds);
+        return st;
+    }
+    st = lp_builder_finish(b, &sl->t, err);
+    sl->wi.build_errors = ds.nerrors;
+    lp_diags_release(&ds);
+    return st;
+}
+
+/* Build and analyse one window (any thread). */
+static lp_status process(lp_stream *s, sslot *sl, spool_ws *pw, lp_error *err)
+{
+    const snames *nm = sl->nm;
+    lp_status st = LP_OK;
+    /* messages in the order a reader of the same records in stream order makes them
+     * (`summary` on a replay file): whole messages by send, sender and arrival, then the
+     * ones made of halves by receive, receiver and arrival; then the ones in flight. The
+     * order breaks ties in the analysis, so it must not depend on how connections
+     * interleaved. */
+    size_t nmsg = 0;
+    for (size_t i = 0; i < sl->nrecs; i++)
+        nmsg += sl->recs[i].kind == SREC_MSG;
+    if (nmsg > pw->capmk) {
+        void *q = pw->mk;
+        if (lp_grow(&q, &pw->capmk, nmsg, sizeof(mkey)))
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        pw->mk = q;
+    }
+    if (nmsg) {
+        size_t k = 0;
+        for (size_t i = 0; i < sl->nrecs; i++) {
+            const srec *r = &sl->recs[i];
+            if (r->kind != SREC_MSG)
+                continue;
+            int h = (r->flags & SREC_HALVES) != 0;
+            pw->mk[k++] = (mkey){(uint64_t)((r->flags & SREC_FAKE) != 0) << 1 | (uint64_t)h, h ? r->b : r->a,
+                                 h ? r->peer : r->w, r->op, (uint32_t)i};
+        }
+        size_t u = 1; /* mostly in order already (one connection): sort only if not */
+        while (u < nmsg && cmp_mkey(&pw->mk[u - 1], &pw->mk[u]) < 0)
+            u++;
+        if (u < nmsg)
+            qsort(pw->mk, nmsg, sizeof(mkey), cmp_mkey);
+    }
+    if (s->o.naive_build) {
+        st = build_naive(sl, pw, nmsg, err);
+    } else {
+        uint64_t dropped = 0;
+        st = lp_stream_build_trace(pw, sl, pw->mk, nmsg, &sl->t, &dropped, err);
+        sl->wi.build_errors = dropped;
+    }
+    if (st)
+        return st;
+    const lp_trace *t = sl->t;
+    sl->src = lp_malloc(sizeof *sl->src);
+    sl->keys = lp_calloc(1, sizeof *sl->keys);
+    if (!sl->src || !sl->keys) {
+        lp_free(sl->src);
+        sl->src = NULL;
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    if ((st = lp_snapsrc_init(sl->src, t, err))) {
+        lp_free(sl->src);
+        sl->src = NULL;
+        return st;
+    }
+    /* the operator keys: global ids, parallelism so far */
+    lp_sumkeys *k = sl->keys;
+    k->t = t;
+    k->nops = nm->nops;
+    k->opid = lp_malloc((t->strs.n ? t->strs.n : 1) * sizeof *k->opid);
+    k->opname = lp_malloc((nm->nops ? nm->nops : 1) * sizeof *k->opname);
+    k->oppar = lp_malloc((nm->nops ? nm->nops : 1) * sizeof *k->oppar);
+    if (!k->opid || !k->opname || !k->oppar)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    memset(k->opid, 0xff, (t->strs.n ? t->strs.n : 1) * sizeof *k->opid);
+    for (uint32_t o = 0; o < nm->nops; o++) {
+        k->opid[pw->opstr[o]] = o;
+        k->opname[o] = pw->opstr[o];
+        k->oppar[o] = nm->oppar[o];
+    }
+    return lp_window_analyze(&pw->ws, sl->src, k, sl->index, sl->ts, sl->te, &s->o.win, &sl->res, err);
+}
+
+static void *thread_main(void *arg)
+{
+    spool_th *th = arg;
+    lp_stream *s = th->s;
+    spool_ws *pw = &s->pws[th->id];
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        sslot *sl = NULL;
+        while (!s->stop) {
+            for (uint64_t i = s->head; i < s->tail; i++) {
+                sslot *c = &s->slots[i % s->nslots];
+                if (c->state == SLOT_QUEUED) {
+                    sl = c;
+                    break;
+                }
+            }
+            if (sl)
+                break;
+            pthread_cond_wait(&s->work, &s->mu);
+        }
+        if (!sl)
+            break;
+        sl->state = SLOT_RUNNING;
+        int skip = s->failed;
+        pthread_mutex_unlock(&s->mu);
+        lp_error_clear(&sl->err);
+        sl->st = skip ? LP_ERR_ARG : process(s, sl, pw, &sl->err);
+        pthread_mutex_lock(&s->mu);
+        sl->state = SLOT_DONE;
+        pthread_cond_broadcast(&s->done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+lp_status lp_spool_init(lp_stream *s, lp_error *err)
+{
+    unsigned n = s->o.threads;
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (unsigned)c : 1;
+    }
+    if (n > 256)
+        n = 256;
+    s->nthreads = n;
+    s->nslots = n > 1 ? 2 * (size_t)n + 2 : 1;
+    s->slots = lp_calloc(s->nslots, sizeof *s->slots);
+    s->pws = lp_calloc(n, sizeof *s->pws);
+    s->pth = lp_calloc(n, sizeof *s->pth);
+    if (!s->slots || !s->pws || !s->pth)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->nslots; i++)
+        lp_winres_init(&s->slots[i].res);
+    for (unsigned i = 0; i < n; i++)
+        lp_winws_init(&s->pws[i].ws);
+    if (n > 1) {
+        pthread_mutex_init(&s->mu, NULL);
+        pthread_cond_init(&s->work, NULL);
+        pthread_cond_init(&s->done, NULL);
+        s->th = lp_calloc(n, sizeof *s->th);
+        if (!s->th)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        for (unsigned i = 0; i < n; i++) {
+            s->pth[i].s = s;
+            s->pth[i].id = i;
+            if (pthread_create(&s->th[i], NULL, thread_main, &s->pth[i]) != 0)
+                return lp_error_set(err, LP_ERR_NOMEM, "cannot start analysis threads");
+            s->nstarted++;
+        }
+    }
+    return LP_OK;
+}
+
+void lp_spool_free(lp_stream *s)
+{
+    if (s->nstarted) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->work);
+        pthread_mutex_unlock(&s->mu);
+        for (unsigned i = 0; i < s->nstarted; i++)
+            pthread_join(s->th[i], NULL);
+    }
+    if (s->nthreads > 1 && s->th) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->work);
+        pthread_cond_destroy(&s->done);
+    }
+    if (s->slots)
+        for (size_t i = 0; i < s->nslots; i++) {
+            sslot *sl = &s->slots[i];
+            slot_clear(sl);
+            lp_stream_names_unref(s, sl->nm);
+            sl->nm = NULL;
+            lp_free(sl->recs);
+            lp_winres_release(&sl->res);
+        }
+    if (s->pws)
+        for (unsigned i = 0; i < s->nthreads; i++) {
+            lp_winws_release(&s->pws[i].ws);
+            spool_ws *pw = &s->pws[i];
+            lp_free(pw->opstr);
+            lp_free(pw->mk);
+            lp_free(pw->ta);
+            lp_free(pw->ta2);
+            lp_free(pw->gp);
+            lp_free(pw->wcur);
+            lp_free(pw->wmax);
+            lp_free(pw->wuns);
+            lp_free(pw->mp);
+            lp_free(pw->soff);
+            lp_free(pw->roff);
+            lp_free(pw->stime);
+            lp_free(pw->rtime);
+        }
+    if (s->last_keys) {
+        lp_sumkeys_release(s->last_keys);
+        lp_free(s->last_keys);
+    }
+    if (s->last_src) {
+        lp_snapsrc_release(s->last_src);
+        lp_free(s->last_src);
+    }
+    lp_trace_free(s->last_t);
+    s->last_t = NULL;
+    s->last_src = NULL;
+    s->last_keys = NULL;
+    lp_free(s->slots);
+    lp_free(s->pws);
+    lp_free(s->pth);
+    lp_free(s->th);
+    s->slots = NULL;
+    s->pws = NULL;
+}
+
+static void record_failure(lp_stream *s, lp_status st, const lp_error *e)
+{
+    if (s->failed)
+        return;
+    s->failed = 1;
+    s->fail_st = st;
+    s->fail_err = *e;
+}
+
+/* Hand a finished slot's result to the callback (feeding thread, unlocked). */
+static void deliver_one(lp_stream *s, sslot *sl)
+{
+    if (sl->st) {
+        record_failure(s, sl->st, &sl->err);
+    } else if (!s->failed) {
+        sl->wi.latency_s = lp_stream_now() - sl->t_close;
+        if (s->fn && s->fn(s->ctx, &sl->res, &sl->wi)) {
+            lp_error e;
+            lp_error_set(&e, LP_ERR_ARG, "stopped by the result callback");
+            record_failure(s, LP_ERR_ARG, &e);
+        }
+    }
+    if (sl->st) {
+        slot_clear(sl);
+    } else { /* this window's trace becomes the one kept for labels */
+        if (s->last_keys) {
+            lp_sumkeys_release(s->last_keys);
+            lp_free(s->last_keys);
+        }
+        if (s->last_src) {
+            lp_snapsrc_release(s->last_src);
+            lp_free(s->last_src);
+        }
+        lp_trace_free(s->last_t);
+        s->last_t = sl->t;
+        s->last_src = sl->src;
+        s->last_keys = sl->keys;
+        sl->t = NULL;
+        sl->src = NULL;
+        sl->keys = NULL;
+    }
+    lp_stream_names_unref(s, sl->nm);
+    sl->nm = NULL;
+}
+
+static void deliver_ready(lp_stream *s)
+{
+    while (s->head < s->tail) {
+        sslot *sl = &s->slots[s->head % s->nslots];
+        if (sl->state != SLOT_DONE)
+            break;
+        pthread_mutex_unlock(&s->mu);
+        deliver_one(s, sl);
+        pthread_mutex_lock(&s->mu);
+        sl->state = SLOT_FREE;
+        s->head++;
+    }
+}
+
+static lp_status failure(lp_stream *s, lp_error *err)
+{
+    if (err)
+        *err = s->fail_err;
+    return s->fail_st;
+}
+
+lp_status lp_spool_reserve(lp_stream *s, sslot **out, lp_error *err)
+{
+    *out = NULL;
+    if (s->failed)
+        return failure(s, err);
+    if (s->nthreads <= 1) {
+        *out = &s->slots[0];
+        return LP_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        deliver_ready(s);
+        if (s->failed || s->tail - s->head < s->nslots)
+            break;
+        pthread_cond_wait(&s->done, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (s->failed)
+        return failure(s, err);
+    *out = &s->slots[s->tail % s->nslots];
+    return LP_OK;
+}
+
+lp_status lp_spool_submit(lp_stream *s, sslot *sl, lp_error *err)
+{
+    if (s->nthreads <= 1) {
+        lp_error_clear(&sl->err);
+        sl->st = process(s, sl, &s->pws[0], &sl->err);
+        deliver_one(s, sl);
+        return s->failed ? failure(s, err) : LP_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    sl->state = SLOT_QUEUED;
+    s->tail++;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    return LP_OK;
+}
+
+lp_status lp_spool_deliver(lp_stream *s, int wait_all, lp_error *err)
+{
+    if (s->nthreads > 1) {
+        pthread_mutex_lock(&s->mu);
+        for (;;) {
+            deliver_ready(s);
+            if (!wait_all || s->head == s->tail)
+                break;
+            pthread_cond_wait(&s->done, &s->mu);
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    return s->failed ? failure(s, err) : LP_OK;
+}

@@ -1,0 +1,8 @@
+/* fuzz_otlp.c: libFuzzer target for the otlp span importer (src/import/otlp.c), the span
+ * table's tree rules, the span-tree critical path and the mapping into the activity
+ * graph (see spans_fuzz.h). Seeds: tests/fuzz/corpus/otlp/. */
+#include "spans_fuzz.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) { return fuzz_spans("otlp", data, n); }

@@ -1,0 +1,139 @@
+/* fuzz_reqlog.c: libFuzzer target for the request-log reader (reqlog.h) and what runs
+ * on whatever it accepts: skew estimation and correction, inference, pipelines, every
+ * request's critical path and slack, the model file written and read back. The input
+ * is read as CSV (with a header or, if the first byte is odd, by column numbers and a
+ * seq column) and as JSON lines. Invariants: rows grouped and in range, good requests
+ * without duplicate <event, task>, slack never negative, the path's length is its sum. */
+#include "longpole/longpole.h"
+#include "longpole/reqlog.h"
+#include "longpole/skew.h"
+#include "longpole/causal.h"
+#include "longpole/reqpath.h"
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
+
+/* invariants hold in every build (assert would vanish under NDEBUG) */
+#define CHECK(c)                                                                                  \
+    do {                                                                                          \
+        if (!(c)) {                                                                               \
+            fprintf(stderr, "fuzz_reqlog: invariant failed: %s (line %d)\n", #c, __LINE__);      \
+            abort();                                                                              \
+        }                                                                                         \
+    } while (0)
+
+static void run(const unsigned char *data, size_t n, int variant)
+{
+    lp_reqlog_opts o;
+    lp_reqlog_opts_init(&o);
+    o.threads = 1;
+    lp_error err;
+    if (variant == 1) {
+        lp_reqlog_opts_columns(&o, "request=1,host=2,time=3,event=4,task=5,seq=6,attr.a=7", &err);
+        lp_reqlog_opts_unit(&o, "us", &err);
+    } else if (variant == 2) {
+        o.format = LP_RL_JSONL;
+        lp_reqlog_opts_columns(&o, "seq=seq", &err);
+    } else if (variant == 3) {
+        lp_reqlog_opts_unit(&o, "iso", &err);
+    }
+    lp_diags ds;
+    lp_diags_init(&ds, 4);
+    lp_reqlog *rl = NULL;
+    if (lp_reqlog_load_mem(data, n, "fuzz.csv", &o, &ds, &rl, &err) != LP_OK) {
+        lp_diags_release(&ds);
+        return;
+    }
+    CHECK(rl->rfirst[rl->nreqs] == rl->nrows);
+    for (uint64_t r = 0; r < rl->nreqs; r++) {
+        CHECK(rl->rfirst[r] <= rl->rfirst[r + 1]);
+        for (uint64_t i = rl->rfirst[r]; i < rl->rfirst[r + 1]; i++) {
+            const lp_reqrow *w = &rl->rows[i];
+            CHECK(w->point < rl->npoints && w->host < rl->nhosts);
+            CHECK(w->seg == LP_REQLOG_NONE || w->seg < rl->nsegs);
+            uint64_t line;
+            lp_reqlog_where(rl, w->src, &line);
+            CHECK(line >= 1);
+            if (!rl->rbad[r])
+                for (uint64_t k = rl->rfirst[r]; k < i; k++)
+                    CHECK(rl->rows[k].point != w->point);
+        }
+    }
+    lp_skew sk;
+    lp_skew_opts so = {1, NULL};
+    if (lp_skew_estimate(rl, &so, &sk, &err) == LP_OK) {
+        lp_skew_apply(&sk, rl);
+        lp_skew_release(&sk);
+    }
+    lp_causal m;
+    if (lp_causal_init(&m, &err) == LP_OK) {
+        uint32_t *map = NULL;
+        lp_causal_refine_opts ro;
+        memset(&ro, 0, sizeof ro);
+        ro.threads = 1;
+        ro.block = 3;
+        lp_causal_conv *conv = NULL;
+        size_t nconv = 0;
+        ro.conv = &conv;
+        ro.nconv = &nconv;
+        if (variant == 3)
+            lp_causal_set_filter(&m, "^a", &err);
+        if (lp_causal_map(&m, rl, &map, &err) == LP_OK && lp_causal_refine(&m, rl, map, &ro, &err) == LP_OK &&
+            lp_causal_finish(&m, rl, map, &err) == LP_OK) {
+            lp_reqpath p;
+            lp_reqpath_init(&p);
+            for (uint64_t r = 0; r < rl->nreqs; r++) {
+                if (rl->rbad[r] || lp_reqpath_compute(&p, &m, rl, map, r, &err) != LP_OK)
+                    continue;
+                int64_t sum = 0;
+                for (uint32_t k = 0; k < p.npath; k++)
+                    sum += p.dur[p.path[k]];
+                CHECK(sum == p.cp);
+                for (uint32_t i = 0; i < p.n; i++)
+                    CHECK(p.slack[i] >= 0 && p.dur[i] >= 0);
+            }
+            lp_reqpath_release(&p);
+            /* the model file round-trips */
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *f = open_memstream(&buf, &len);
+            if (f && lp_causal_write(&m, f, &err) == LP_OK) {
+                fclose(f);
+                f = NULL;
+                FILE *g = tmpfile();
+                if (g) {
+                    fwrite(buf, 1, len, g);
+                    fflush(g);
+                    char path[64];
+                    snprintf(path, sizeof path, "/proc/self/fd/%d", fileno(g));
+                    lp_causal back;
+                    if (lp_causal_load(&back, path, &err) == LP_OK) {
+                        CHECK(back.nseg == m.nseg);
+                        lp_causal_release(&back);
+                    }
+                    fclose(g);
+                }
+            }
+            if (f)
+                fclose(f);
+            free(buf);
+        }
+        lp_free(conv);
+        lp_free(map);
+        lp_causal_release(&m);
+    }
+    lp_reqlog_free(rl);
+    lp_diags_release(&ds);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
+{
+    if (n > (1 << 16))
+        return 0;
+    run(data, n, 0);
+    run(data, n, n && (data[0] & 1) ? 1 : 2);
+    run(data, n, 3);
+    return 0;
+}

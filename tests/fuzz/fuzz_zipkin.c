@@ -1,0 +1,8 @@
+/* fuzz_zipkin.c: libFuzzer target for the zipkin span importer (src/import/zipkin.c), the span
+ * table's tree rules, the span-tree critical path and the mapping into the activity
+ * graph (see spans_fuzz.h). Seeds: tests/fuzz/corpus/zipkin/. */
+#include "spans_fuzz.h"
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n) { return fuzz_spans("zipkin", data, n); }
