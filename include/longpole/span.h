@@ -202,17 +202,12 @@ const lp_span_format *lp_span_format_find(const char *name);
 /* The span format that recognises this input best, or NULL (score 0 everywhere). */
 const lp_span_format *lp_span_format_detect(const unsigned char *head, size_t n, const char *path);
 
-/* Read files (directories are walked, in name order, for regular files) into the table
+/* Read files (directories are expanded by lp_inputs_expand, inputs.h) into the table
  * with the named format or by detection; then lp_spans_finish. A file no format
  * recognises is reported and skipped. */
 lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, const char *format,
                         const lp_load_opts *opts, lp_error *err);
 
-/* Expand paths: files as given, directories into their regular files (recursively, in
- * name order, hidden entries skipped). *out is an lp_malloc'd array of lp_malloc'd
- * strings (free with lp_paths_free). */
-lp_status lp_paths_expand(const char *const *paths, size_t npaths, char ***out, size_t *nout, lp_error *err);
-void lp_paths_free(char **paths, size_t n);
 
 /* Add a finished table's spans to a builder as workers, activities and messages
  * (docs/formats/spans.md). */

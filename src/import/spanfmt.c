@@ -3,10 +3,10 @@
  * (spanjson.h): head tokens for detection, skipped-record accounting and messages.
  */
 #include "longpole/span.h"
+#include "longpole/inputs.h"
 #include "longpole/alloc.h"
 #include "import/spanjson.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,101 +197,6 @@ const char *lp_json_what(const lp_json *n, char *buf, size_t size)
     return buf;
 }
 
-/* ---- paths ----------------------------------------------------------------------------- */
-
-typedef struct pathvec {
-    char **v;
-    size_t n, cap;
-} pathvec;
-
-static int push_path(pathvec *pv, const char *s)
-{
-    if (pv->n == pv->cap) {
-        void *p = pv->v;
-        if (lp_grow(&p, &pv->cap, pv->n + 1, sizeof(char *)))
-            return -1;
-        pv->v = p;
-    }
-    if (!(pv->v[pv->n] = lp_strndup(s, strlen(s))))
-        return -1;
-    pv->n++;
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static lp_status expand_dir(pathvec *pv, const char *dir, int depth, lp_error *err)
-{
-    if (depth > 32)
-        return lp_error_set(err, LP_ERR_LIMIT, "directories nested deeper than 32 under '%s'", dir);
-    DIR *d = opendir(dir);
-    if (!d)
-        return lp_error_set(err, LP_ERR_IO, "cannot read directory '%s': %s", dir, strerror(errno));
-    pathvec names = {0};
-    struct dirent *e;
-    lp_status st = LP_OK;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (push_path(&names, e->d_name)) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            break;
-        }
-    }
-    closedir(d);
-    if (names.n)
-        qsort(names.v, names.n, sizeof *names.v, cmp_str);
-    for (size_t i = 0; i < names.n && !st; i++) {
-        size_t k = strlen(dir) + strlen(names.v[i]) + 2;
-        char *full = lp_malloc(k);
-        if (!full) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            break;
-        }
-        snprintf(full, k, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names.v[i]);
-        struct stat sb;
-        if (stat(full, &sb) == 0 && S_ISDIR(sb.st_mode))
-            st = expand_dir(pv, full, depth + 1, err);
-        else if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode) && push_path(pv, full))
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        lp_free(full);
-    }
-    lp_paths_free(names.v, names.n);
-    return st;
-}
-
-lp_status lp_paths_expand(const char *const *paths, size_t npaths, char ***out, size_t *nout, lp_error *err)
-{
-    pathvec pv = {0};
-    *out = NULL;
-    *nout = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        struct stat sb;
-        if (strcmp(paths[i], "-") != 0 && stat(paths[i], &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            lp_status st = expand_dir(&pv, paths[i], 0, err);
-            if (st) {
-                lp_paths_free(pv.v, pv.n);
-                return st;
-            }
-            continue;
-        }
-        if (push_path(&pv, paths[i])) {
-            lp_paths_free(pv.v, pv.n);
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        }
-    }
-    *out = pv.v;
-    *nout = pv.n;
-    return LP_OK;
-}
-
-void lp_paths_free(char **paths, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        lp_free(paths[i]);
-    lp_free(paths);
-}
-
 /* ---- loading ----------------------------------------------------------------------------- */
 
 lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, const char *format,
@@ -303,43 +208,50 @@ lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, c
         if (!forced)
             return lp_error_set(err, LP_ERR_ARG, "unknown span format '%s' (jaeger, zipkin or otlp)", format);
     }
-    char **files;
+    lp_input_item *items;
     size_t nfiles;
-    lp_status st = lp_paths_expand(paths, npaths, &files, &nfiles, err);
+    lp_status st = lp_inputs_expand(paths, npaths, &items, &nfiles, err);
     if (st)
         return st;
     if (!nfiles) {
-        lp_paths_free(files, nfiles);
+        lp_inputs_free(items, nfiles);
         return lp_error_set(err, LP_ERR_ARG, "no input files");
     }
     for (size_t i = 0; i < nfiles && !st; i++) {
+        const char *file = items[i].path;
+        if (items[i].kind == LP_INPUT_SPARK_DIR) {
+            if (sp->diags)
+                lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
+                                "a Spark event-log directory holds no spans; skipped");
+            continue;
+        }
         lp_input *in;
-        if ((st = lp_input_open(&in, files[i], err)))
+        if ((st = lp_input_open(&in, file, err)))
             break;
         const void *head;
         size_t nh;
         if ((st = lp_input_peek(in, &head, &nh, err))) {
-            lp_error_push(err, "reading %s", files[i]);
+            lp_error_push(err, "reading %s", file);
             lp_input_close(in);
             break;
         }
-        const lp_span_format *f = forced ? forced : lp_span_format_detect(head, nh, files[i]);
-        if ((st = lp_spans_source(sp, files[i], err))) {
+        const lp_span_format *f = forced ? forced : lp_span_format_detect(head, nh, file);
+        if ((st = lp_spans_source(sp, file, err))) {
             lp_input_close(in);
             break;
         }
         if (!f && sp->diags) {
-            lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, files[i], 0,
+            lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
                             "not a span trace this build reads (Jaeger, Zipkin v2 or OTLP JSON); file skipped "
                             "(--format forces one)");
         } else if (f) {
             st = f->read(sp, in, opts, err);
             if (st)
-                lp_error_push(err, "reading %s", files[i]);
+                lp_error_push(err, "reading %s", file);
         }
         lp_input_close(in);
     }
-    lp_paths_free(files, nfiles);
+    lp_inputs_free(items, nfiles);
     if (st)
         return st;
     return lp_spans_finish(sp, err);
