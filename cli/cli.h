@@ -69,6 +69,11 @@ int cli_progress(void *ctx, const char *what, uint64_t done, uint64_t total);
 void cli_progress_done(void);
 int cli_progress_enabled(void);
 void cli_progress_disable(void);
+/* Analysis phases (progress.c, issue 6): items done of total (total 0: the phase's name
+ * only); _beside: only when standard output is not a terminal (results printed as they
+ * come would be garbled by a bar between them). */
+void cli_progress_items(const char *what, uint64_t done, uint64_t total);
+void cli_progress_beside(const char *what, uint64_t done, uint64_t total);
 
 /* The output of `cp` for a loaded trace (shared by cp and demo). */
 typedef struct cli_cp_opts {
@@ -124,8 +129,16 @@ int cmd_infer(int argc, char **argv);
 int cmd_requests(int argc, char **argv);
 int cmd_generate_requests(int argc, char **argv);
 extern const char cli_help_skew[], cli_help_infer[], cli_help_requests[];
+int cmd_report(int argc, char **argv);
+extern const char cli_help_report[];
+int cmd_serve(int argc, char **argv); /* issue 6: `serve` and the `stream --serve` hook (cmd_serve.c) */
+extern const char cli_help_serve[];
+int cli_stream_serve_start(const char *listen, const cli_sumfmt *fmt);
+void cli_stream_serve_window(const struct lp_winres *r, const lp_stream_winfo *wi);
+void cli_stream_serve_stop(cli_sumtotal *tot);
 int cmd_export(int argc, char **argv);
 extern const char cli_help_export[];
+int cli_export_sqlite(int argc, char **argv); /* `export --sqlite` (export_sqlite.c) */
 extern const char cli_help_cp[], cli_help_check[], cli_help_convert[], cli_help_generate[], cli_help_info[],
     cli_help_demo[];
 

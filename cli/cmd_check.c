@@ -107,11 +107,13 @@ int cmd_check(int argc, char **argv)
     }
     lp_pag g;
     lp_check c;
+    cli_progress_items("analysing", 0, 0); /* issue 6 */
     if (lp_pag_build(t, &g, &err) || lp_check_run(&g, &c, &err)) {
         lp_trace_free(t);
         lp_diags_release(&ds);
         return cli_fail("check", &err);
     }
+    cli_progress_done(); /* issue 6 */
     int clean = c.np1 == 0 && c.np2 == 0 && ds.nerrors == 0 && ds.nwarnings == 0;
     if (json) {
         lp_jsonw j;

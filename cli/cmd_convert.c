@@ -74,7 +74,9 @@ int cmd_convert(int argc, char **argv)
         return rc;
     lp_error err;
     lp_error_clear(&err);
+    cli_progress_items("writing", 0, 0); /* issue 6 */
     lp_status st = lp_trace_save(t, out, binary, comp, &err);
+    cli_progress_done(); /* issue 6 */
     lp_trace_free(t);
     if (st)
         return cli_fail("convert", &err);

@@ -226,6 +226,7 @@ int cli_cp_print(const lp_trace *t0, const cli_cp_opts *o, int data_errors)
     lp_cpath cp;
     lp_breakdown bd[3];
     memset(bd, 0, sizeof bd);
+    cli_progress_items("analysing", 0, 0); /* issue 6 */
     if (lp_pag_build(t, &g, &err)) {
         lp_trace_free(wt);
         return cli_fail("cp", &err);
@@ -244,6 +245,7 @@ int cli_cp_print(const lp_trace *t0, const cli_cp_opts *o, int data_errors)
             lp_trace_free(wt);
             return cli_fail("cp", &err);
         }
+    cli_progress_done(); /* issue 6 */
     if (json) {
         json_output(t, &cp, bd, windowed, from, to, data_errors);
     } else {

@@ -20,6 +20,22 @@ const char cli_help_export[] =
     "                    attribute), activities as slices, messages as flow arrows, and the\n"
     "                    critical path as its own track plus flow arrows (search \"critical\");\n"
     "                    exact ns timestamps; \"-\" writes to stdout (docs/export.md)\n"
+    "  --sqlite FILE     a SQLite database (docs/formats/sqlite.md) of everything loaded and\n"
+    "                    every analysis: workers, activities, messages, attributes, critical\n"
+    "                    path, breakdowns, checks, windows with N, sum of CP and summaries;\n"
+    "                    request logs: hosts and skew, requests, events, segments, model\n"
+    "                    relationships, per-request paths and slack, aggregates; spans: traces,\n"
+    "                    spans, critical-path sections, percentile tables (and their activity\n"
+    "                    graph). One run per input set: exporting the same inputs again replaces\n"
+    "                    their run. Alone (not with other kinds); its own options:\n"
+    "    --input K         trace, requests or spans (default: by content)\n"
+    "    --window D --slide D --by LIST --seed N --no-path --no-checks   windows, as\n"
+    "                      `summary` (default: the whole trace as one window); --no-windows;\n"
+    "                      --edge-cp: also every activity's and message's CP per window\n"
+    "    --threads N       analysis threads\n"
+    "    requests: the log options of `longpole help requests`, --model FILE, --categories\n"
+    "      FILE, --filter RE, --outliers P, --buckets N, --no-request-paths, --no-events\n"
+    "    spans: --percentile LIST (default 50,95,99,all)\n"
     "options:\n"
     "  --from T --to T   export the window [T, T'] only (SnailTrail Def. 5-6 projection:\n"
     "                    activities cut at its edges); its critical path is the window's.\n"
@@ -79,7 +95,9 @@ static int run_one(const request *r, const export_ctx *x)
         fprintf(stderr, "longpole export: cannot create '%s': %s\n", r->out, strerror(errno));
         return LP_EXIT_IO;
     }
+    cli_progress_items("writing", 0, 0); /* issue 6 */
     lp_status st = r->kind->write(x, f, &err);
+    cli_progress_done(); /* issue 6 */
     int closed = to_stdout ? fflush(f) : fclose(f);
     if (!st && closed != 0)
         st = lp_error_set(&err, LP_ERR_IO, "writing '%s' failed: %s", r->out, strerror(errno));
@@ -92,6 +110,9 @@ static int run_one(const request *r, const export_ctx *x)
 
 int cmd_export(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* --sqlite loads and analyses on its own (cli/export_sqlite.c) */
+        if (strcmp(argv[i], "--sqlite") == 0 || strncmp(argv[i], "--sqlite=", 9) == 0)
+            return cli_export_sqlite(argc, argv);
     cli_load lo = {0};
     request req[MAX_OUTPUTS];
     int nreq = 0, no_cp = 0, no_gaps = 0;

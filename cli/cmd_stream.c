@@ -46,6 +46,10 @@ const char cli_help_stream[] =
     "                    port is printed on stderr); without it, standard input is read\n"
     "  --connections N   with --listen: end once N connections have come and gone\n"
     "  --port-file F     with --listen: write the port number to F once listening\n"
+    "  --serve PORT      also serve a live web view of the windows on 127.0.0.1:PORT (or\n"
+    "                    HOST:PORT; 0: any free port, printed on stderr): a page drawing the\n"
+    "                    summaries as windows close, and server-sent events of the JSON\n"
+    "                    lines at /api/stream/events (docs/serve.md)\n"
     "  --format F        lpt (default) or snailtrail (SnailTrail's MessagePack log)\n"
     "  --max-delay D     also close a window once the latest record time is D past its end\n"
     "  --flight-limit D  sends still waiting for their receive D before the oldest open\n"
@@ -135,6 +139,7 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
         c->base_set = 1;
     }
     cli_winres_print(stdout, r, &c->fmt);
+    cli_stream_serve_window(r, wi); /* --serve: publish the window (cmd_serve.c) */
     if (c->fmt.json) {
         lp_jsonw j;
         lp_jsonw_init(&j, stdout, 0);
@@ -384,6 +389,7 @@ int cmd_stream(int argc, char **argv)
         if (strcmp(argv[i], "--emit") == 0)
             return emit(argc, argv);
     const char *v, *win_s = NULL, *slide_s = NULL, *listen = NULL, *workers = NULL, *origin_s = NULL;
+    const char *serve = NULL; /* --serve PORT: a live web view of the windows (cmd_serve.c) */
     lp_stream_opts so;
     lp_stream_opts_init(&so);
     sctx c;
@@ -465,6 +471,9 @@ int cmd_stream(int argc, char **argv)
             if (!v || cli_parse_count(v, &n))
                 return cli_usage("stream", "--max-errors needs a number");
             c.max_diags = (size_t)n;
+        } else if (cli_opt(argc, argv, &i, "--serve", &serve)) {
+            if (!serve)
+                return cli_usage("stream", "--serve needs a port (or HOST:PORT)");
         } else if (strcmp(argv[i], "-") == 0) {
             continue; /* standard input: the default */
         } else {
@@ -510,6 +519,12 @@ int cmd_stream(int argc, char **argv)
         lp_diags_release(&ds);
         return rc;
     }
+    if (serve && (rc = cli_stream_serve_start(serve, &c.fmt))) {
+        lp_stream_free(s);
+        cli_sumtotal_free(c.tot);
+        lp_diags_release(&ds);
+        return rc;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -548,6 +563,7 @@ int cmd_stream(int argc, char **argv)
     }
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    cli_stream_serve_stop(st ? NULL : c.tot); /* --serve: last events, then the server stops */
     print_diag_counts(&ds);
     int data_errors = ds.nerrors > 0;
     lp_stream_free(s);

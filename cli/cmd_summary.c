@@ -593,6 +593,8 @@ void cli_sumtotal_print(FILE *f, cli_sumtotal *st, const cli_sumfmt *fmt)
 
 /* ---- the command --------------------------------------------------------------------------- */
 
+static uint64_t progress_windows; /* windows to analyse: the progress bar (issue 6) */
+
 typedef struct run_ctx {
     cli_sumfmt fmt;
     cli_sumtotal *tot;
@@ -602,6 +604,7 @@ static int on_window(void *ctx, const lp_winres *r)
 {
     run_ctx *rc = ctx;
     cli_winres_print(stdout, r, &rc->fmt);
+    cli_progress_beside("windows", r->index + 1, progress_windows); /* issue 6 */
     cli_sumtotal_add(rc->tot, r);
     return ferror(stdout) ? -1 : 0;
 }
@@ -751,6 +754,7 @@ int cmd_summary(int argc, char **argv)
         return LP_EXIT_NOMEM;
     }
     lp_status st = lp_wingrid_make(&g, from, to, size, step, &err);
+    progress_windows = st ? 0 : g.n; /* issue 6 */
     if (!st && !(st = lp_snapsrc_init(&src, t, &err)))
         have_src = 1;
     if (!st)
@@ -774,6 +778,7 @@ int cmd_summary(int argc, char **argv)
         st = lp_winpool_submit(pool, &src, &keys, k, lp_wingrid_ts(&g, k), lp_wingrid_te(&g, k), NULL, &err);
     if (!st)
         st = lp_winpool_finish(pool, &err);
+    cli_progress_done(); /* issue 6 */
     if (!st)
         cli_sumtotal_print(stdout, ctx.tot, &ctx.fmt);
     lp_winpool_free(pool);

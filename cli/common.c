@@ -222,6 +222,21 @@ int cli_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
         return 0;
     progress_last = now;
     progress_shown = 1;
+    /* loading reports bytes; every other phase counts items (requests, windows, rows) */
+    int bytes = strcmp(what, "loading") == 0 || strcmp(what, "reading") == 0;
+    if (!bytes) {
+        if (total) {
+            int pct = done >= total ? 100 : (int)((double)done * 100.0 / (double)total);
+            int bar = pct * 30 / 100;
+            fprintf(stderr, "\r%-10s [%.*s%*s] %3d%%  %llu/%llu ", what, bar, "==============================",
+                    30 - bar, "", pct, (unsigned long long)done, (unsigned long long)total);
+        } else if (done) {
+            fprintf(stderr, "\r%-10s %llu ", what, (unsigned long long)done);
+        } else {
+            fprintf(stderr, "\r%-10s ... ", what);
+        }
+        return 0;
+    }
     if (total) {
         int pct = (int)((double)done * 100.0 / (double)total);
         if (pct > 100)

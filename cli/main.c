@@ -16,6 +16,8 @@ const cli_command cli_commands[] = {
     {"skew", cmd_skew, cli_help_skew, "clock offsets of request-log hosts from RPC patterns (Mystery Machine §3)"},
     {"infer", cmd_infer, cli_help_infer, "causal model of request logs by hypothesis rejection (Mystery Machine §4)"},
     {"requests", cmd_requests, cli_help_requests, "per-request critical path and slack, aggregates, outliers, what-if (Mystery Machine)"},
+    {"report", cmd_report, cli_help_report, "one self-contained HTML report: timeline, path vs profile, CP summaries, request and span views"},
+    {"serve", cmd_serve, cli_help_serve, "a local web server: the report's views live and a JSON API per analysis (docs/serve.md)"},
     {"export", cmd_export, cli_help_export, "write a trace for other tools: Chrome/Perfetto JSON with the critical path marked"},
     {"generate", cmd_generate, cli_help_generate, "synthetic traces (a Flink-like dataflow job)"},
     {"demo", cmd_demo, cli_help_demo, "generate the embedded demo job and analyse it"},

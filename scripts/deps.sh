@@ -5,6 +5,7 @@
 set -eu
 purpose=${1:-build}
 pkgs="cmake make ninja-build gcc libc6-dev pkg-config zlib1g-dev libzstd-dev libxxhash-dev"
+pkgs="$pkgs libsqlite3-dev libmicrohttpd-dev" # export --sqlite, serve (issue 6)
 case "$purpose" in
   build) ;;
   test) pkgs="$pkgs python3 jq" ;;
@@ -12,6 +13,7 @@ case "$purpose" in
   bench) pkgs="$pkgs python3 python3-networkx time" ;;
   *) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 esac
+case "$purpose" in test|ci) pkgs="$pkgs sqlite3 curl" ;; esac # SQLite and serve tests (issue 6)
 # chromium: `longpole report` opened in a headless browser (tests/scripts/test_report_chromium.sh)
 case "$purpose" in test|ci) pkgs="$pkgs chromium" ;; esac
 missing=""

@@ -28,5 +28,6 @@
 #include "longpole/reqpath.h"
 #include "longpole/skew.h"
 #include "longpole/genreq.h"
+#include "longpole/report.h"
 
 #endif

@@ -1454,7 +1454,7 @@ size_t lp_stream_flow(const lp_stream *s, const uint32_t *ids, size_t n, uint8_t
         nbehind += c && c->open && !ahead[i];
     }
     if (!nbehind) { /* every one is ahead: nothing to wait for */
-        memset(ahead, 0, n);
+        if (n) memset(ahead, 0, n);
         return 0;
     }
     return nahead;

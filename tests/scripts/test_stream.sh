@@ -23,7 +23,7 @@ windows() { grep '"kind":"window"' "$1" || true; }
 "$lp" generate dataflow --seed 5 --skew 0.3 --duration 400ms --checkpoint 40ms -o "$tmp/g.lptb"
 "$lp" stream --emit "$tmp/g.lptb" > "$tmp/s.lpt"
 "$lp" stream --emit --halves "$tmp/g.lptb" > "$tmp/h.lpt"
-head -1 "$tmp/s.lpt" | grep -qx 'longpole-trace 1' || fail "--emit does not write .lpt"
+head -1 "$tmp/s.lpt" | grep -cx 'longpole-trace 1' >/dev/null || fail "--emit does not write .lpt"
 
 # 1. standard input: the same window objects as `summary`
 check_stdin() { # file, options...
@@ -46,7 +46,7 @@ grep -q 'stream: closed by' "$tmp/text.out" || fail "text output lacks the per-w
 grep -q '^stream: ' "$tmp/text.out" || fail "text output lacks the totals"
 
 # 2. TCP: three connections with a share of the workers each, one of malformed lines
-if bash -c 'true > /dev/tcp/127.0.0.1/1' 2>&1 | grep -qi 'no such file'; then
+if bash -c 'true > /dev/tcp/127.0.0.1/1' 2>&1 | grep -ci 'no such file' >/dev/null; then
   echo "test_stream: bash without /dev/tcp: TCP part skipped"
 else
   grep '^W ' "$tmp/h.lpt" > "$tmp/workers.lpt"
@@ -95,7 +95,7 @@ else
   echo > "$tmp/fifo" || true
   [ "$rc" -eq 0 ] || fail "stream exited with $rc after SIGTERM"
   grep -q '"kind":"window"' "$tmp/term.jsonl" || fail "no window flushed at SIGTERM"
-  tail -1 "$tmp/term.jsonl" | grep -q '"kind":"stream"' || fail "no totals after SIGTERM"
+  tail -1 "$tmp/term.jsonl" | grep -c '"kind":"stream"' >/dev/null || fail "no totals after SIGTERM"
 fi
 
 # 4. --max-delay: a declared worker that never logs holds every window back without it
@@ -115,7 +115,7 @@ grep -q '"late":1,' "$tmp/late.jsonl" || fail "the late record was not counted"
 
 # 5. SnailTrail's binary log
 "$lp" stream --emit --emit-format snailtrail "$tmp/g.lptb" > "$tmp/g.msgpack"
-"$lp" info "$tmp/g.msgpack" | grep -q 'workers *13' || fail "info does not read the SnailTrail log"
+"$lp" info "$tmp/g.msgpack" | grep -c 'workers *13' >/dev/null || fail "info does not read the SnailTrail log"
 "$lp" summary --window 40ms --json "$tmp/g.msgpack" | grep '"kind":"window"' > "$tmp/a"
 timeout 60 "$lp" stream --format snailtrail --window 40ms --json < "$tmp/g.msgpack" > "$tmp/st.jsonl"
 windows "$tmp/st.jsonl" > "$tmp/b"
@@ -131,7 +131,7 @@ grep -q "byte $at: error: not a SnailTrail record: field 2 (local_worker): expec
   "$tmp/bad.err" || fail "the corrupt record's byte offset is not reported: $(head -3 "$tmp/bad.err")"
 
 # 6. usage
-"$lp" help stream | grep -q -- '--max-delay' || fail "help stream lacks --max-delay"
+"$lp" help stream | grep -c -- '--max-delay' >/dev/null || fail "help stream lacks --max-delay"
 set +e
 "$lp" stream < /dev/null > /dev/null 2>&1; [ $? -eq 2 ] || fail "stream without --window should be a usage error"
 "$lp" stream --window 1s --connections 2 < /dev/null > /dev/null 2>&1; [ $? -eq 2 ] || fail "--connections without --listen"
