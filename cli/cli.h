@@ -136,6 +136,7 @@ extern const char cli_help_serve[];
 int cli_stream_serve_start(const char *listen, const cli_sumfmt *fmt);
 void cli_stream_serve_window(const struct lp_winres *r, const lp_stream_winfo *wi);
 void cli_stream_serve_stop(cli_sumtotal *tot);
+void cli_stream_winfo_json(FILE *f, const struct lp_winres *r, const lp_stream_winfo *wi); /* cmd_stream.c */
 int cmd_export(int argc, char **argv);
 extern const char cli_help_export[];
 int cli_export_sqlite(int argc, char **argv); /* `export --sqlite` (export_sqlite.c) */

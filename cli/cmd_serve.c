@@ -15,7 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "reqcli.h"
+#include "viewcli.h"
 #include "longpole/report.h"
 #include "longpole/serve.h"
 #include "longpole/inputs.h"
@@ -635,32 +635,25 @@ int cmd_serve(int argc, char **argv)
     srv s;
     memset(&s, 0, sizeof s);
     pthread_mutex_init(&s.mu, NULL);
-    reqcli rq;
-    reqcli_init(&rq);
+    viewcli vc;
     lp_server_opts so;
     lp_server_opts_init(&so);
     lp_cmdcache_opts co;
     memset(&co, 0, sizeof co);
-    lp_report_opts ro;
-    lp_report_opts_init(&ro);
-    lp_report_load_opts lo;
-    memset(&lo, 0, sizeof lo);
     const char *port_file = NULL, *v;
     int no_views = 0, verbose = 0, rc = 0;
-    int64_t windows[16];
-    double pcts[16];
-    size_t nwin = 0, npct = 0;
-    const char **strat = lp_calloc((size_t)argc + 1, sizeof *strat);
     char **paths = lp_calloc((size_t)argc + 1, sizeof *paths);
-    uint32_t nstrat = 0;
     int npaths = 0;
     lp_report_inputs in;
     int have_in = 0;
     lp_server *server = NULL;
-    if (!strat || !paths) {
-        lp_free(strat), lp_free(paths);
+    if (viewcli_init(&vc, argc) || !paths) {
+        viewcli_free(&vc), lp_free(paths);
+        pthread_mutex_destroy(&s.mu);
         return LP_EXIT_NOMEM;
     }
+    reqcli *rq = &vc.rq;
+    lp_report_load_opts *lo = &vc.lo;
 #define USAGE(...)                                                                                                     \
     do {                                                                                                               \
         rc = cli_usage("serve", __VA_ARGS__);                                                                          \
@@ -675,7 +668,6 @@ int cmd_serve(int argc, char **argv)
     } while (0)
     for (int i = 1; i < argc; i++) {
         uint64_t n;
-        double x;
         const char *opt = argv[i];
         if (cli_opt(argc, argv, &i, "--listen", &so.listen)) {
             if (!so.listen)
@@ -708,81 +700,15 @@ int cmd_serve(int argc, char **argv)
             if (!v || cli_parse_count(v, &n) || n < 1 || n > 86400)
                 USAGE("--timeout takes 1..86400 seconds");
             so.timeout_s = (unsigned)n;
-        } else if (cli_opt(argc, argv, &i, "--title", &s.title)) {
-            if (!s.title)
-                USAGE("--title needs a text");
-        } else if (cli_opt(argc, argv, &i, "--window", &v)) {
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", v ? v : "");
-            nwin = 0;
-            for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                int64_t d;
-                if (nwin == 16 || cli_parse_dur(tok, &d) || d <= 0)
-                    USAGE("--window takes positive durations, comma-separated (e.g. 1s,250ms)");
-                windows[nwin++] = d;
+        } else if (viewcli_opt(&vc, "serve", argc, argv, &i, &rc)) {
+            if (rc)
+                goto end;
+            /* the analyses' children read the inputs again: the loading options go along */
+            if (vc.format_arg) { /* --format was this option */
+                FWD(vc.format_reqlog ? 4 : 1 | 2, "--format", vc.format_arg);
+                vc.format_arg = NULL;
             }
-            if (!nwin)
-                USAGE("--window takes positive durations, comma-separated (e.g. 1s,250ms)");
-        } else if (cli_opt(argc, argv, &i, "--percentile", &v)) {
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v ? v : "");
-            npct = 0;
-            for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                double p = 100;
-                if (strcmp(tok, "all") != 0 && cli_parse_double(tok[0] == 'p' || tok[0] == 'P' ? tok + 1 : tok, &p))
-                    p = -1;
-                if (!(p > 0 && p <= 100) || npct == 16)
-                    USAGE("--percentile takes percentiles in (0, 100] or 'all', comma-separated");
-                pcts[npct++] = p;
-            }
-            if (!npct)
-                USAGE("--percentile needs a list");
-        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
-            if (!v || cli_parse_count(v, &n) || n == 0 || n > 1000)
-                USAGE("--top takes 1..1000");
-            ro.top = (uint32_t)n;
-        } else if (cli_opt(argc, argv, &i, "--rows", &v)) {
-            if (!v || cli_parse_count(v, &n) || n == 0)
-                USAGE("--rows takes a positive count");
-            ro.table_rows = (uint32_t)n;
-        } else if (cli_opt(argc, argv, &i, "--seed", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                USAGE("--seed needs a number");
-            ro.seed = n;
-        } else if (cli_flag(argv, i, "--requests")) {
-            lo.requests = 1;
-        } else if (cli_opt(argc, argv, &i, "--format", &v)) {
-            if (!v)
-                USAGE("--format needs a value");
-            if (strcmp(v, "csv") == 0 || strcmp(v, "tsv") == 0 || strcmp(v, "jsonl") == 0) {
-                rq.log.format = v[0] == 'c' ? LP_RL_CSV : v[0] == 't' ? LP_RL_TSV : LP_RL_JSONL;
-                lo.requests = 1;
-                FWD(4, "--format", v);
-            } else {
-                lo.format = v;
-                FWD(1 | 2, "--format", v);
-            }
-        } else if (cli_opt(argc, argv, &i, "--model", &lo.model)) {
-            if (!lo.model)
-                USAGE("--model needs a file");
-            s.model_given = 1;
-            /* only `requests` reads it (infer --model would refine the file in place) */
-        } else if (cli_opt(argc, argv, &i, "--categories", &lo.categories)) {
-            if (!lo.categories)
-                USAGE("--categories needs a file");
-        } else if (cli_opt(argc, argv, &i, "--stratify", &v)) {
-            if (!v)
-                USAGE("--stratify needs an attribute");
-            strat[nstrat++] = v;
-        } else if (cli_opt(argc, argv, &i, "--outliers", &v)) {
-            if (!v || cli_parse_double(v, &x) || !(x > 0 && x < 1))
-                USAGE("--outliers takes a share between 0 and 1");
-            lo.outliers = x;
-        } else if (cli_opt(argc, argv, &i, "--buckets", &v)) {
-            if (!v || cli_parse_count(v, &n) || n < 1 || n > 1000)
-                USAGE("--buckets takes 1..1000");
-            lo.buckets = (uint32_t)n;
-        } else if (reqcli_opt(&rq, "serve", argc, argv, &i, &rc)) {
+        } else if (reqcli_opt(rq, "serve", argc, argv, &i, &rc)) {
             if (rc)
                 goto end;
             /* the log options go to the request-log commands as given (argv[first..i]) */
@@ -802,7 +728,7 @@ int cmd_serve(int argc, char **argv)
 #undef USAGE
     /* the inputs by kind, as absolute paths (the analyses run in children) */
     for (int i = 0; i < npaths; i++) {
-        lp_report_kind k = input_kind(paths[i], lo.requests);
+        lp_report_kind k = input_kind(paths[i], lo->requests);
         int slot = k == LP_RK_REQLOG ? 2 : 0;
         if (add_input(&s, slot, paths[i]) || (k == LP_RK_SPANS && add_input(&s, 1, paths[i]))) {
             rc = LP_EXIT_NOMEM;
@@ -810,60 +736,22 @@ int cmd_serve(int argc, char **argv)
         }
         s.kinds |= k == LP_RK_REQLOG ? K_REQ : k == LP_RK_SPANS ? (K_GRAPH | K_SPANS) : K_GRAPH;
     }
+    s.model_given = vc.model_given;
+    s.title = vc.title;
     if (s.model_given)
-        FWD(4, "--model", lo.model); /* for `requests`; /api/model is off */
-    if (lo.categories)
-        FWD(4, "--categories", lo.categories);
+        FWD(4, "--model", lo->model); /* for `requests` (infer --model would refine the file in place); /api/model is off */
+    if (lo->categories)
+        FWD(4, "--categories", lo->categories);
 #undef FWD
     lp_error err;
     lp_error_clear(&err);
     /* the views: load and analyse once, here */
     if (!no_views) {
-        ro.windows = nwin ? windows : NULL;
-        ro.nwindows = nwin;
-        if (npct) {
-            ro.percentiles = pcts;
-            ro.npercentiles = npct;
-        }
-        ro.threads = rq.threads;
-        lo.reqlog = &rq.log;
-        lo.attrs = rq.attrs;
-        lo.no_skew = rq.no_skew;
-        lo.reference = rq.reference;
-        lo.threads = rq.threads;
-        if (nstrat) {
-            lo.stratify = strat;
-            lo.nstratify = nstrat;
-        }
-        if (cli_progress_enabled()) {
-            lo.progress = cli_progress;
-            ro.progress = cli_progress;
-        }
-        size_t maxd = rq.max_diags ? rq.max_diags : 20;
-        lp_diags ds;
-        lp_diags_init(&ds, rq.quiet ? 0 : maxd);
-        lp_status st = lp_report_load(&in, (const char *const *)paths, (size_t)npaths, &lo, &ds, &err);
-        cli_progress_done();
-        cli_print_diags(&ds, rq.quiet ? 0 : maxd);
-        int data_errors = ds.nerrors > 0;
-        lp_diags_release(&ds);
-        if (st) {
-            rc = cli_fail("serve", &err);
+        viewcli_apply(&vc);
+        int data_errors = 0;
+        if ((rc = viewcli_load(&vc, "serve", paths, npaths, NULL, 0, &in, &s.report, &data_errors)))
             goto end;
-        }
         have_in = 1;
-        if (data_errors && rq.strict) {
-            fprintf(stderr, "longpole serve: the input has errors and --strict was given; stopping\n");
-            rc = LP_EXIT_DATA;
-            goto end;
-        }
-        in.data.title = s.title;
-        if ((st = lp_report_new(&s.report, &in.data, &ro, &err)) || (st = lp_report_prepare(s.report, NULL, 0, &err))) {
-            cli_progress_done();
-            rc = cli_fail("serve", &err);
-            goto end;
-        }
-        cli_progress_done();
         snprintf(s.csp, sizeof s.csp,
                  "default-src 'none'; script-src 'nonce-%s'; style-src 'unsafe-inline'; img-src data:; "
                  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -944,7 +832,7 @@ end:
     if (have_in)
         lp_report_inputs_release(&in);
     srv_release(&s);
-    lp_free(strat);
+    viewcli_free(&vc);
     lp_free(paths);
     return rc;
 }
@@ -1115,22 +1003,7 @@ static void write_window(FILE *f, const void *a, const void *b)
 /* The stream-window object, as `stream --json` prints it after each window. */
 static void write_winfo(FILE *f, const void *a, const void *b)
 {
-    const lp_winres *r = a;
-    const lp_stream_winfo *wi = b;
-    lp_jsonw j;
-    lp_jsonw_init(&j, f, 0);
-    lp_jsonw_obj(&j);
-    lp_jsonw_kstr(&j, "kind", "stream-window");
-    lp_jsonw_ku64(&j, "index", r->index);
-    lp_jsonw_kstr(&j, "closed_by", lp_stream_close_name(wi->closed_by));
-    lp_jsonw_ku64(&j, "records", wi->records);
-    lp_jsonw_ku64(&j, "in_flight", wi->in_flight);
-    lp_jsonw_ku64(&j, "retained", wi->retained);
-    lp_jsonw_ki64(&j, "lag_ns", wi->lag_ns);
-    lp_jsonw_kdbl(&j, "latency_s", wi->latency_s);
-    lp_jsonw_ku64(&j, "build_errors", wi->build_errors);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_end(&j);
+    cli_stream_winfo_json(f, a, b);
 }
 
 static void write_overall(FILE *f, const void *a, const void *b)

@@ -131,6 +131,26 @@ static void print_diag_counts(const lp_diags *ds)
     fprintf(stderr, ")\n");
 }
 
+/* The stream-window object printed after each window's summaries (docs/analyses/stream.md):
+ * how the window closed and what the stream held; shared with `stream --serve`. */
+void cli_stream_winfo_json(FILE *f, const lp_winres *r, const lp_stream_winfo *wi)
+{
+    lp_jsonw j;
+    lp_jsonw_init(&j, f, 0);
+    lp_jsonw_obj(&j);
+    lp_jsonw_kstr(&j, "kind", "stream-window");
+    lp_jsonw_ku64(&j, "index", r->index);
+    lp_jsonw_kstr(&j, "closed_by", lp_stream_close_name(wi->closed_by));
+    lp_jsonw_ku64(&j, "records", wi->records);
+    lp_jsonw_ku64(&j, "in_flight", wi->in_flight);
+    lp_jsonw_ku64(&j, "retained", wi->retained);
+    lp_jsonw_ki64(&j, "lag_ns", wi->lag_ns);
+    lp_jsonw_kdbl(&j, "latency_s", wi->latency_s);
+    lp_jsonw_ku64(&j, "build_errors", wi->build_errors);
+    lp_jsonw_obj_end(&j);
+    lp_jsonw_end(&j);
+}
+
 static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
 {
     sctx *c = ctx;
@@ -141,20 +161,7 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
     cli_winres_print(stdout, r, &c->fmt);
     cli_stream_serve_window(r, wi); /* --serve: publish the window (cmd_serve.c) */
     if (c->fmt.json) {
-        lp_jsonw j;
-        lp_jsonw_init(&j, stdout, 0);
-        lp_jsonw_obj(&j);
-        lp_jsonw_kstr(&j, "kind", "stream-window");
-        lp_jsonw_ku64(&j, "index", r->index);
-        lp_jsonw_kstr(&j, "closed_by", lp_stream_close_name(wi->closed_by));
-        lp_jsonw_ku64(&j, "records", wi->records);
-        lp_jsonw_ku64(&j, "in_flight", wi->in_flight);
-        lp_jsonw_ku64(&j, "retained", wi->retained);
-        lp_jsonw_ki64(&j, "lag_ns", wi->lag_ns);
-        lp_jsonw_kdbl(&j, "latency_s", wi->latency_s);
-        lp_jsonw_ku64(&j, "build_errors", wi->build_errors);
-        lp_jsonw_obj_end(&j);
-        lp_jsonw_end(&j);
+        cli_stream_winfo_json(stdout, r, wi);
     } else if (!c->fmt.compact) {
         printf("  stream: closed by %s, %llu records (%llu in flight or open), %llu held, lag %.3f ms, "
                "latency %.3f ms\n",
