@@ -37,6 +37,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lpbench TRACE\n");
         return 2;
     }
+    const char *pm = getenv("LP_PAG_PARALLEL_MIN"); /* e.g. a huge number: the one-thread build */
+    if (pm)
+        lp_pag_parallel_min = strtoull(pm, NULL, 10);
     long rss0 = status_kb("VmRSS:");
     lp_diags ds;
     lp_diags_init(&ds, 5);

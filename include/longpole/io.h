@@ -33,6 +33,9 @@ const char *lp_input_name(const lp_input *in);
 /* Compressed bytes consumed so far and total size if known (0 if not): for progress bars. */
 uint64_t lp_input_consumed(const lp_input *in);
 uint64_t lp_input_size(const lp_input *in);
+/* The descriptor of an uncompressed regular file (its size is lp_input_size), for
+ * readers that map the file instead of reading it; -1 for anything else. */
+int lp_input_file_fd(const lp_input *in);
 void lp_input_close(lp_input *in);
 
 /* ---- progress ------------------------------------------------------------------ */

@@ -34,6 +34,9 @@ typedef struct lp_pag {
 } lp_pag;
 
 lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err);
+/* Traces with at least this many activities + messages are built on two threads (the
+ * graph is the same); tests and benchmarks may change it. Default 200000. */
+extern uint64_t lp_pag_parallel_min;
 void lp_pag_release(lp_pag *g);
 
 /* Worker of vertex v (binary search). */

@@ -89,6 +89,10 @@ typedef struct lp_trace {
     int64_t tmin, tmax;      /* earliest and latest instant of any event (0,0 if empty) */
     uint64_t ngaps;          /* activities made by gap filling */
     uint64_t nskew;          /* messages with LP_MSG_SKEW */
+
+    void *map;               /* a mapped .lptb file the columns may point into (private,
+                                writable: writes stay in this process), or NULL */
+    size_t maplen;
 } lp_trace;
 
 void lp_trace_free(lp_trace *t);

@@ -12,6 +12,7 @@
  * Pass 2 walks back from the last vertex re-evaluating the same choice at each vertex.
  */
 #include "longpole/cpath.h"
+#include "analysis/hugepage.h"
 #include "longpole/alloc.h"
 
 #include <string.h>
@@ -84,6 +85,7 @@ lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err)
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto done;
     }
+    lp_hint_huge(d.ov, g->nv * sizeof *d.ov);
     for (uint32_t w0 = 0; w0 < g->nworkers; w0++) {
         uint64_t len0 = g->voff[w0 + 1] - g->voff[w0];
         if (d.cur[w0] >= len0)

@@ -6,30 +6,28 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Free a column unless it lies in the trace's mapping (lpt_bin.c maps .lptb files). */
+static void col_free(const lp_trace *t, void *p)
+{
+    const char *c = p, *m = t->map;
+    if (!m || c < m || c >= m + t->maplen)
+        lp_free(p);
+}
 
 void lp_trace_free(lp_trace *t)
 {
     if (!t)
         return;
     lp_strtab_release(&t->strs);
-    lp_free(t->type_name);
-    lp_free(t->wname);
-    lp_free(t->wattr);
-    lp_free(t->wfirst);
-    lp_free(t->astart);
-    lp_free(t->aend);
-    lp_free(t->atype);
-    lp_free(t->aop);
-    lp_free(t->aattr);
-    lp_free(t->aflags);
-    lp_free(t->msrc);
-    lp_free(t->mdst);
-    lp_free(t->msend);
-    lp_free(t->mrecv);
-    lp_free(t->mid);
-    lp_free(t->mattr);
-    lp_free(t->mflags);
-    lp_free(t->apool);
+    void *cols[] = {t->type_name, t->wname, t->wattr, t->wfirst, t->astart, t->aend, t->atype,
+                    t->aop,       t->aattr, t->aflags, t->msrc, t->mdst,  t->msend, t->mrecv,
+                    t->mid,       t->mattr, t->mflags, t->apool};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        col_free(t, cols[i]);
+    if (t->map)
+        munmap(t->map, t->maplen);
     lp_free(t);
 }
 

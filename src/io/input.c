@@ -197,6 +197,7 @@ lp_compression lp_input_compression(const lp_input *in) { return in->comp; }
 const char *lp_input_name(const lp_input *in) { return in->name; }
 uint64_t lp_input_consumed(const lp_input *in) { return in->consumed; }
 uint64_t lp_input_size(const lp_input *in) { return in->size; }
+int lp_input_file_fd(const lp_input *in) { return in->comp == LP_COMP_NONE && in->size && in->mem == NULL ? in->fd : -1; }
 
 /* Decompress into buf; *got = 0 means end of input. */
 static lp_status read_raw(lp_input *in, unsigned char *buf, size_t n, size_t *got, lp_error *err)

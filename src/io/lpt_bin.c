@@ -2,8 +2,10 @@
  *
  * The file is the finished lp_trace's columns laid end to end (little-endian, each
  * section padded to 8 bytes) after a 128-byte header, and an XXH3-64 checksum of every
- * preceding byte as the last 8 bytes. Loading is a read() per column straight into its
- * final array plus one validation pass, so it runs at memory speed; nothing in the file
+ * preceding byte as the last 8 bytes. An uncompressed file is mapped (private, writable:
+ * the page cache's pages become the trace's columns, with no copy and no zeroed pages;
+ * lp_trace_free unmaps it); anything else is read with a read() per column straight into
+ * its final array. Then one validation pass, so it runs at memory speed; nothing in the file
  * is trusted: every id, every ordering and tiling invariant of trace.h, and the
  * checksum are checked, and a violation fails the load with the byte offset of the
  * offending section and the reason.
@@ -12,6 +14,7 @@
 #include "longpole/alloc.h"
 
 #include <string.h>
+#include <sys/mman.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -129,10 +132,26 @@ typedef struct br {
     uint64_t off;
     const char *name;
     lp_error *err;
+    const unsigned char *map; /* the mapped file, or NULL: read from `in` */
+    uint64_t maplen;
 } br;
 
+static lp_status truncated(br *r, uint64_t off, size_t more)
+{
+    return lp_error_set(r->err, LP_ERR_FORMAT, "%s: byte %llu: file truncated (%zu more bytes expected)", r->name,
+                        (unsigned long long)off, more);
+}
+
+/* Copy the next n bytes to p (hashed unless hash is 0; a mapped file is hashed whole). */
 static lp_status rd(br *r, void *p, size_t n, int hash)
 {
+    if (r->map) {
+        if (n > r->maplen - r->off)
+            return truncated(r, r->maplen, (size_t)(n - (r->maplen - r->off)));
+        memcpy(p, r->map + r->off, n);
+        r->off += n;
+        return LP_OK;
+    }
     size_t done = 0;
     while (done < n) {
         size_t got;
@@ -140,8 +159,7 @@ static lp_status rd(br *r, void *p, size_t n, int hash)
         if (st)
             return st;
         if (!got)
-            return lp_error_set(r->err, LP_ERR_FORMAT, "%s: byte %llu: file truncated (%zu more bytes expected)",
-                                r->name, (unsigned long long)(r->off + done), n - done);
+            return truncated(r, r->off + done, n - done);
         done += got;
     }
     if (hash)
@@ -157,12 +175,19 @@ static lp_status rpad(br *r)
     return k ? rd(r, z, k, 1) : LP_OK;
 }
 
-/* Allocate and read a column of n elements. */
+/* Allocate and read a column of n elements; in a mapped file, point at it. */
 static lp_status rcol(br *r, void **dst, size_t elem, uint64_t n)
 {
     if (n > (UINT64_MAX / 2) / (elem ? elem : 1))
         return lp_error_set(r->err, LP_ERR_FORMAT, "%s: byte %llu: section size overflows", r->name,
                             (unsigned long long)r->off);
+    if (r->map) {
+        if (n * elem > r->maplen - r->off)
+            return truncated(r, r->maplen, (size_t)(n * elem - (r->maplen - r->off)));
+        *dst = (void *)(r->map + r->off);
+        r->off += n * elem;
+        return rpad(r);
+    }
     *dst = lp_malloc(n ? (size_t)(n * elem) : 1);
     if (!*dst)
         return lp_error_set(r->err, LP_ERR_NOMEM, "%s: out of memory for a section of %llu bytes", r->name,
@@ -178,7 +203,7 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
     (void)diags;
     (void)opts;
     *out = NULL;
-    br r = {in, XXH3_createState(), 0, lp_input_name(in), err};
+    br r = {in, XXH3_createState(), 0, lp_input_name(in), err, NULL, 0};
     if (!r.h)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     XXH3_64bits_reset(r.h);
@@ -189,6 +214,25 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
     if (!t) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto fail;
+    }
+    /* a plain file: map it (falls back to reading where mapping fails) */
+    int fd = lp_input_file_fd(in);
+    if (fd >= 0 && lp_input_size(in) >= HDR_SIZE + 8 && lp_input_size(in) <= SIZE_MAX) {
+        /* populated read-only, so the page cache's pages are mapped as they are (a writable
+         * mapping would be populated with private copies); made writable afterwards, so only
+         * the pages later written (the derived flags) are copied */
+        size_t len = (size_t)lp_input_size(in);
+        void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (m != MAP_FAILED && mprotect(m, len, PROT_READ | PROT_WRITE) != 0) {
+            munmap(m, len);
+            m = MAP_FAILED;
+        }
+        if (m != MAP_FAILED) {
+            r.map = m;
+            r.maplen = lp_input_size(in);
+            t->map = m;
+            t->maplen = (size_t)r.maplen;
+        }
     }
     hdr h;
     if ((st = rd(&r, &h, sizeof h, 1)))
@@ -279,7 +323,8 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
             goto fail;
         }
     }
-    lp_free(sbytes);
+    if (!r.map)
+        lp_free(sbytes);
     sbytes = NULL;
     t->ntypes = (uint32_t)h.ntypes;
     t->nworkers = (uint32_t)h.nworkers;
@@ -307,10 +352,14 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
     uint64_t off_pool = r.off;
     if ((st = rcol(&r, (void **)&t->apool, 4, h.napool)))
         goto fail;
-    uint64_t stored, sum = XXH3_64bits_digest(r.h);
+    uint64_t stored, sum = r.map ? XXH3_64bits(r.map, (size_t)r.off) : XXH3_64bits_digest(r.h);
     if ((st = rd(&r, &stored, 8, 0)))
         goto fail;
-    {
+    if (r.map && r.off != r.maplen) {
+        st = BAD("%s: byte %llu: trailing data after the checksum", r.name, (unsigned long long)r.off);
+        goto fail;
+    }
+    if (!r.map) {
         char extra;
         size_t got;
         if ((st = lp_input_read(in, &extra, 1, &got, err)))
@@ -450,8 +499,12 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
     return LP_OK;
 fail:
     lp_free(valid);
-    lp_free(sbytes);
+    if (!r.map)
+        lp_free(sbytes);
     XXH3_freeState(r.h);
-    lp_trace_free(t);
+    if (t)
+        lp_trace_free(t); /* unmaps */
+    else if (r.map)
+        munmap((void *)r.map, (size_t)r.maplen);
     return st;
 }

@@ -948,11 +948,25 @@ out:
 
 /* ---- writer ------------------------------------------------------------------ */
 
+/* Names are written escaped (wname); the escaped forms of the first WCACHE string ids
+ * (worker names, types and operators are interned first, and are most of what a trace
+ * repeats) are made once and copied after. */
+#define WCACHE 4096
+#define WCACHE_MAXLEN 255
+typedef struct wcent {
+    uint32_t off;   /* in wbuf.cbuf */
+    uint8_t len;
+    uint8_t set;    /* 0: not made yet; 1: made; 2: not cacheable (too long) */
+} wcent;
+
 typedef struct wbuf {
     FILE *f;
     char *p;
     size_t n, cap;
     int failed;
+    wcent *cache;   /* [2][WCACHE]: escaped as a value, as a key ('=' escaped); NULL = none */
+    char *cbuf;     /* the escaped forms, each followed by 16 readable bytes */
+    size_t clen, ccap;
 } wbuf;
 
 static void wflush(wbuf *w)
@@ -987,10 +1001,69 @@ static inline void wc(wbuf *w, char c)
     w->n++;
 }
 
+static const char wdigits[201] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546"
+                                 "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
+                                 "949596979899";
+
+/* Exactly 8 digits of v < 10^8, and 1..8 digits without leading zeros (32-bit work). */
+static inline void wfmt8(char *p, uint32_t v)
+{
+    uint32_t hi = v / 10000, lo = v % 10000;
+    memcpy(p, wdigits + 2 * (hi / 100), 2);
+    memcpy(p + 2, wdigits + 2 * (hi % 100), 2);
+    memcpy(p + 4, wdigits + 2 * (lo / 100), 2);
+    memcpy(p + 6, wdigits + 2 * (lo % 100), 2);
+}
+
+static inline size_t wfmt_small(char *p, uint32_t v)
+{
+    size_t n = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3
+             : v >= 10       ? 2
+                             : 1;
+    char *q = p + n;
+    while (v >= 100) {
+        q -= 2;
+        memcpy(q, wdigits + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, wdigits + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    return n;
+}
+
+/* Decimal digits straight into p (no temporary): the writer's hottest path. Split in
+ * 8-digit groups so the arithmetic is 32-bit. */
+static inline size_t wfmt_u64(char *p, uint64_t v)
+{
+    if (v < 100000000)
+        return wfmt_small(p, (uint32_t)v);
+    uint64_t top = v / 100000000;
+    uint32_t low = (uint32_t)(v % 100000000);
+    size_t n;
+    if (top < 100000000) {
+        n = wfmt_small(p, (uint32_t)top);
+    } else {
+        n = wfmt_small(p, (uint32_t)(top / 100000000));
+        wfmt8(p + n, (uint32_t)(top % 100000000));
+        n += 8;
+    }
+    wfmt8(p + n, low);
+    return n + 8;
+}
+
 static inline void wi64(wbuf *w, int64_t v)
 {
     char *p = wreserve(w, 24);
-    w->n += lp_fmt_i64(p, v);
+    if (v < 0) {
+        *p = '-';
+        w->n += 1 + wfmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
+    } else {
+        w->n += wfmt_u64(p, (uint64_t)v);
+    }
 }
 
 /* Write a name escaping what the reader would split or misread. `key` also escapes '='. */
@@ -1019,8 +1092,53 @@ static void wname(wbuf *w, const char *s, size_t n, int esc_eq)
     }
 }
 
+/* Make the cached escaped form of string s (see WCACHE); 0 if it cannot be cached. */
+static int wcache_make(wbuf *w, const lp_trace *t, lp_str s, int esc_eq, wcent *e)
+{
+    size_t n = lp_strtab_len(&t->strs, s);
+    e->set = 2;
+    if (3 * n > WCACHE_MAXLEN)
+        return 0;
+    if (w->clen + WCACHE_MAXLEN + 16 > w->ccap) {
+        size_t cap = w->ccap ? 2 * w->ccap : 16384;
+        char *nb = lp_realloc(w->cbuf, cap);
+        if (!nb)
+            return 0;
+        w->cbuf = nb;
+        w->ccap = cap;
+    }
+    /* escape into the output buffer (room reserved, so no flush in between), copy out */
+    wreserve(w, 3 * n + 1);
+    size_t mark = w->n;
+    wname(w, lp_strtab_get(&t->strs, s), n, esc_eq);
+    size_t len = w->n - mark;
+    w->n = mark;
+    if (len > WCACHE_MAXLEN)
+        return 0;
+    memcpy(w->cbuf + w->clen, w->p + mark, len);
+    memset(w->cbuf + w->clen + len, 0, 16);
+    e->off = (uint32_t)w->clen;
+    e->len = (uint8_t)len;
+    e->set = 1;
+    w->clen += len;
+    return 1;
+}
+
 static void wstr(wbuf *w, const lp_trace *t, lp_str s, int esc_eq)
 {
+    if (w->cache && s < WCACHE) {
+        wcent *e = &w->cache[esc_eq ? WCACHE + s : s];
+        if (e->set == 1 || (!e->set && wcache_make(w, t, s, esc_eq, e))) {
+            const char *src = w->cbuf + e->off;
+            if (e->len <= 16) { /* one fixed-size copy (the 16 bytes after each form are readable) */
+                memcpy(wreserve(w, 16), src, 16);
+                w->n += e->len;
+            } else {
+                wput(w, src, e->len);
+            }
+            return;
+        }
+    }
     wname(w, lp_strtab_get(&t->strs, s), lp_strtab_len(&t->strs, s), esc_eq);
 }
 
@@ -1052,10 +1170,11 @@ static void wmsgid(wbuf *w, const lp_trace *t, uint64_t id)
 
 lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
 {
-    wbuf w = {out, NULL, 0, (size_t)1 << 20, 0};
+    wbuf w = {out, NULL, 0, (size_t)1 << 20, 0, NULL, NULL, 0, 0};
     w.p = lp_malloc(w.cap);
     if (!w.p)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    w.cache = lp_calloc(2 * WCACHE, sizeof *w.cache); /* optional: without it, names are escaped each time */
     wput(&w, "longpole-trace 1\n", 17);
     for (uint32_t k = 0; k < t->nworkers; k++) {
         wput(&w, "W ", 2);
@@ -1108,6 +1227,8 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     uint32_t *sent = nhalf ? lp_calloc(hcap, sizeof *sent) : NULL; /* message index + 1 of each S written */
     if (nhalf && !sent) {
         lp_free(w.p);
+        lp_free(w.cache);
+        lp_free(w.cbuf);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
     for (uint64_t m = 0; m < t->nmsgs; m++) {
@@ -1166,6 +1287,8 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     lp_free(sent);
     wflush(&w);
     lp_free(w.p);
+    lp_free(w.cache);
+    lp_free(w.cbuf);
     if (w.failed || fflush(out) != 0 || ferror(out))
         return lp_error_set(err, LP_ERR_IO, "write failed");
     return LP_OK;

@@ -41,4 +41,11 @@ grep -q '^S ' "$tmp/h.lpt" || { echo "--halves wrote no S records"; exit 1; }
 a=$("$lp" cp --json "$tmp/h2.lpt" | grep -o '"total_ns":[0-9]*\|"messages":[0-9]*' | tr '\n' ' ')
 b=$("$lp" cp --json "$tmp/m.lpt" | grep -o '"total_ns":[0-9]*\|"messages":[0-9]*' | tr '\n' ' ')
 [ "$a" = "$b" ] || { echo "halves give a different trace or path length than whole messages: $a vs $b"; exit 1; }
+# times at the number formatter's boundaries (8-digit groups, the int64 extremes) survive
+printf '%s\n' 'longpole-trace 1' 'A a -9223372036854775807 -100000000 processing' 'A a -99999999 0 processing' \
+  'A a 9 10 processing' 'A a 99999999 100000000 processing' 'A a 9999999999999999 10000000000000000 processing' \
+  'A a 10000000000000001 999999999999999999 processing' 'A a 1000000000000000000 9223372036854775806 processing' > "$tmp/big.lpt"
+"$lp" convert "$tmp/big.lpt" -o "$tmp/big.lptb"
+"$lp" convert "$tmp/big.lptb" -o "$tmp/big2.lpt"
+grep -v -e unknown -e waiting -e "^W " "$tmp/big2.lpt" | cmp -s - "$tmp/big.lpt" || { echo "extreme times do not round trip:"; diff "$tmp/big.lpt" "$tmp/big2.lpt"; exit 1; }
 echo "round trips: $n generated traces OK"

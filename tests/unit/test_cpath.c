@@ -425,6 +425,44 @@ static void test_differential(void)
     CHECK_EQ_I(mismatches, 0);
 }
 
+/* The two-thread build (pag.c) gives the same graph as the one-thread build. */
+static int same_pag(const lp_pag *a, const lp_pag *b, uint64_t nmsgs, uint32_t nw)
+{
+    if (a->nv != b->nv || a->nwedges != b->nwedges || a->ncedges != b->ncedges)
+        return 0;
+    return memcmp(a->voff, b->voff, (nw + 1) * sizeof *a->voff) == 0 &&
+           memcmp(a->vtime, b->vtime, a->nv * sizeof *a->vtime) == 0 &&
+           memcmp(a->vact, b->vact, a->nv * sizeof *a->vact) == 0 &&
+           memcmp(a->vin, b->vin, (a->nv + 1) * sizeof *a->vin) == 0 &&
+           memcmp(a->inmsg, b->inmsg, a->ncedges * sizeof *a->inmsg) == 0 &&
+           memcmp(a->msv, b->msv, nmsgs * sizeof *a->msv) == 0 && memcmp(a->mrv, b->mrv, nmsgs * sizeof *a->mrv) == 0;
+}
+
+static void test_two_threads(void)
+{
+    lp_gen_dataflow o;
+    lp_gen_dataflow_defaults(&o);
+    o.max_records = 300000;
+    lp_trace *t = NULL;
+    lp_error err;
+    CHECK(lp_gen_dataflow_run(&o, &t, &err) == LP_OK);
+    if (!t)
+        return;
+    uint64_t keep = lp_pag_parallel_min;
+    lp_pag one, two;
+    lp_pag_parallel_min = UINT64_MAX;
+    CHECK(lp_pag_build(t, &one, &err) == LP_OK);
+    lp_pag_parallel_min = 0;
+    CHECK(lp_pag_build(t, &two, &err) == LP_OK);
+    CHECK(same_pag(&one, &two, t->nmsgs, t->nworkers));
+    lp_pag_release(&one);
+    lp_pag_release(&two);
+    lp_trace_free(t);
+    /* and every random trace of the differential test, built on two threads */
+    test_differential();
+    lp_pag_parallel_min = keep;
+}
+
 int main(void)
 {
     test_model_example();
@@ -432,5 +470,6 @@ int main(void)
     test_cycle();
     test_empty_and_single();
     test_differential();
+    test_two_threads();
     return t_done("test_cpath");
 }

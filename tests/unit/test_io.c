@@ -162,6 +162,91 @@ static void test_binary(void)
     lp_diags_release(&ds);
 }
 
+/* The same checks through a plain file: the reader maps it (lpt_bin.c). */
+static lp_status from_file(const char *path, const void *p, size_t n, lp_trace **out, lp_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return lp_error_set(err, LP_ERR_IO, "cannot write %s", path);
+    fwrite(p, 1, n, f);
+    fclose(f);
+    lp_input *in;
+    lp_status st = lp_input_open(&in, path, err);
+    if (st)
+        return st;
+    st = lp_lptb_read(in, out, NULL, NULL, err);
+    lp_input_close(in);
+    return st;
+}
+
+static void test_binary_mapped(void)
+{
+    lp_diags ds;
+    lp_trace *t = load_mem(text, strlen(text), &ds);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    size_t n;
+    char *bin = to_binary(t, &n);
+    char dir[] = "/tmp/lp_test_map_XXXXXX";
+    CHECK(bin != NULL && mkdtemp(dir) != NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/m.lptb", dir);
+    lp_trace *t2 = NULL;
+    lp_error err;
+    CHECK(from_file(path, bin, n, &t2, &err) == LP_OK);
+    if (t2) {
+        CHECK(t2->map != NULL); /* mapped, not read */
+        char *a = write_text(t), *b = write_text(t2);
+        CHECK(a && b && strcmp(a, b) == 0);
+        free(a);
+        free(b);
+        /* writes to the columns stay in the process: the file is unchanged */
+        if (t2->nacts)
+            t2->astart[0] ^= 1;
+        lp_trace_free(t2);
+        FILE *f = fopen(path, "rb");
+        char *back = malloc(n + 1);
+        CHECK(f && back && fread(back, 1, n + 1, f) == n && memcmp(back, bin, n) == 0);
+        if (f)
+            fclose(f);
+        free(back);
+    }
+    int undetected = 0, bad_msg = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        bin[i] ^= 0x5a;
+        lp_trace *t3 = NULL;
+        if (from_file(path, bin, n, &t3, &err) == LP_OK) {
+            undetected++;
+            lp_trace_free(t3);
+        }
+        bin[i] ^= 0x5a;
+    }
+    CHECK_EQ_I(undetected, 0);
+    for (size_t k = 1; k < n + 9; k += 11) { /* shorter and longer files */
+        lp_trace *t3 = NULL;
+        char *buf = calloc(1, n + 9);
+        if (!buf)
+            break;
+        memcpy(buf, bin, n);
+        lp_status st = k == n ? LP_OK : from_file(path, buf, k, &t3, &err);
+        if (k != n) {
+            CHECK(st != LP_OK);
+            if (st == LP_OK)
+                lp_trace_free(t3);
+            else if (!strstr(err.msg, "byte"))
+                bad_msg++;
+        }
+        free(buf);
+    }
+    CHECK_EQ_I(bad_msg, 0);
+    remove(path);
+    rmdir(dir);
+    free(bin);
+    lp_trace_free(t);
+    lp_diags_release(&ds);
+}
+
 static void test_load_files(void)
 {
     char dir[] = "/tmp/lp_test_io_XXXXXX";
@@ -246,6 +331,7 @@ int main(void)
 {
     test_compressed();
     test_binary();
+    test_binary_mapped();
     test_load_files();
     test_window();
     return t_done("test_io");
