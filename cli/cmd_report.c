@@ -36,7 +36,8 @@ const char cli_help_report[] =
     "  --sections LIST    only these sections (comma-separated names above)\n"
     "  --exact-max N      embed activities, messages and path elements one by one when\n"
     "                     there are at most N of each (default 2M); above, bins only\n"
-    "  --max-mb N         size budget of the timeline's bins in MB (default 12)\n"
+    "  --max-mb N         size budget of the timeline's data in MB (default 12): exact\n"
+    "                     blocks (path, messages, activities) and bin levels within it\n"
     VIEWCLI_HELP
     "  --strict, -q, --max-errors N, --threads N   as for every command\n"
     "\n" REQCLI_HELP;

@@ -162,6 +162,11 @@ typedef struct srv {
     lp_server_buf *index;    /* /api */
     char csp[256];           /* of the report's pages */
     const char *title;
+    /* the command line's values of API parameters (--outliers, --buckets, --stratify):
+     * the defaults of /api/requests, so it answers as /view/requests shows; a URL's own
+     * value of the parameter replaces them */
+    const char *defn[32], *defv[32];
+    size_t ndef;
 } srv;
 
 typedef struct api_ctx {
@@ -254,6 +259,7 @@ static void api_handler(void *ctx, const lp_server_req *q, lp_server_resp *r)
     }
     /* every argument must be a parameter of the endpoint, with a good value */
     int given[MAXP] = {0};
+    char tfix[64][48]; /* time values whose '+' came as a space */
     for (size_t i = 0; i < na; i++) {
         int k = 0;
         while (k < MAXP && ep->p[k].name && strcmp(ep->p[k].name, names[i]) != 0)
@@ -271,6 +277,11 @@ static void api_handler(void *ctx, const lp_server_req *q, lp_server_resp *r)
             lp_server_resp_error(r, 400, msg);
             return;
         }
+        /* an unencoded '+' reads as a space (form encoding): "from=+1s" means +1s */
+        if (ep->p[k].type == P_TIME && values[i][0] == ' ' && strlen(values[i]) < sizeof tfix[0]) {
+            snprintf(tfix[i], sizeof tfix[i], "+%s", values[i] + 1);
+            values[i] = tfix[i];
+        }
         char why[160];
         if (check_value(ep->p[k].type, values[i], why, sizeof why)) {
             snprintf(msg, sizeof msg, "parameter '%s': %s", ep->p[k].name, why);
@@ -280,7 +291,7 @@ static void api_handler(void *ctx, const lp_server_req *q, lp_server_resp *r)
     }
     /* the command line: parameters in the endpoint's order (one cache entry per meaning) */
     int slot = kind_slot(ep);
-    size_t cap = 8 + 2 * (na + 1) + s->nfwd[slot] + s->nin[slot];
+    size_t cap = 8 + 2 * (na + 1) + 2 * s->ndef + s->nfwd[slot] + s->nin[slot];
     const char **argv = lp_calloc(cap, sizeof *argv);
     if (!argv) {
         lp_server_resp_error(r, 500, "out of memory");
@@ -303,6 +314,12 @@ static void api_handler(void *ctx, const lp_server_req *q, lp_server_resp *r)
                 argv[n++] = values[i];
             }
         }
+    for (int k = 0; k < MAXP && ep->p[k].name; k++)
+        for (size_t d = 0; !given[k] && d < s->ndef; d++)
+            if (strcmp(s->defn[d], ep->p[k].name) == 0) {
+                argv[n++] = ep->p[k].opt;
+                argv[n++] = s->defv[d];
+            }
     argv[n++] = "-q";
     for (size_t i = 0; i < s->nfwd[slot]; i++)
         argv[n++] = s->fwd[slot][i];
@@ -704,6 +721,15 @@ int cmd_serve(int argc, char **argv)
             if (rc)
                 goto end;
             /* the analyses' children read the inputs again: the loading options go along */
+            static const char *const api_defaults[] = {"--outliers", "outliers", "--buckets", "buckets",
+                                                       "--stratify", "stratify"};
+            for (size_t d = 0; d < 6; d += 2) {
+                size_t ol = strlen(api_defaults[d]);
+                if (strncmp(opt, api_defaults[d], ol) == 0 && (opt[ol] == '\0' || opt[ol] == '=') && s.ndef < 32) {
+                    s.defn[s.ndef] = api_defaults[d + 1];
+                    s.defv[s.ndef++] = opt[ol] == '=' ? opt + ol + 1 : argv[i];
+                }
+            }
             if (vc.format_arg) { /* --format was this option */
                 FWD(vc.format_reqlog ? 4 : 1 | 2, "--format", vc.format_arg);
                 vc.format_arg = NULL;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -301,7 +302,7 @@ int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, 
     lp_status st = lp_trace_load((const char *const *)paths, (size_t)npaths, &lo, &ds, out, &err);
     cli_progress_done();
     cli_print_diags(&ds, o->quiet ? 0 : max);
-    *data_errors = ds.nerrors > 0;
+    *data_errors = ds.nerrors > INT_MAX ? INT_MAX : (int)ds.nerrors; /* a count: callers test it, export stores it */
     lp_diags_release(&ds);
     if (st) {
         fprintf(stderr, "longpole: %s\n", err.msg[0] ? err.msg : lp_status_str(st));

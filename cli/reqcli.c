@@ -1,6 +1,7 @@
 /* reqcli.c: shared options and loading of the request-log commands (see reqcli.h). */
 #include "reqcli.h"
 
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -128,7 +129,7 @@ int reqcli_load(reqcli *o, const char *cmd, lp_reqlog **rl, int *data_errors)
                     (unsigned long long)unknown, o->attrs);
     }
     cli_print_diags(&ds, o->quiet ? 0 : max);
-    *data_errors = ds.nerrors > 0;
+    *data_errors = ds.nerrors > INT_MAX ? INT_MAX : (int)ds.nerrors; /* a count: callers test it, export stores it */
     lp_diags_release(&ds);
     if (st) {
         lp_reqlog_free(*rl);

@@ -6,7 +6,8 @@
  * its id is the first column of every row. The input set is identified by the list of
  * its inputs, each made absolute and canonical (realpath; "-" stays "-"), in the order
  * given: exporting the same inputs again *replaces* their run (its rows are deleted and
- * the new ones written in the same transaction, under a new run id), so nothing is ever
+ * the new ones written in the same transaction; the run id is INTEGER PRIMARY KEY, so a
+ * replaced run that was the latest gets its id again, any other a new one), so nothing is ever
  * duplicated, and runs of other inputs are left alone.
  *
  * Life of an export: lp_sqlite_open (creates the schema if needed, begins one

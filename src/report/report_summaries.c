@@ -58,6 +58,7 @@ typedef struct size_view {
     char **tip;                   /* [nwin] "window 3: +600 ms to +800 ms" */
     kind_view k[LP_SUM_NKINDS];
     double wsum;
+    uint64_t skipped;             /* > 0: not drawn, this size gives that many windows */
 } size_view;
 
 typedef struct sum_state {
@@ -318,9 +319,11 @@ static lp_status run_size(lp_report *r, size_view *v, int64_t size, lp_snapsrc *
     lp_status st = lp_wingrid_make(&g, t->tmin, t->tmax, size, size, err);
     if (st)
         return st;
-    if (g.n > SUM_MAX_WINDOWS)
-        return lp_error_set(err, LP_ERR_ARG, "window size %lld ns gives %llu windows; at most %d make readable charts",
-                            (long long)size, (unsigned long long)g.n, SUM_MAX_WINDOWS);
+    if (g.n > SUM_MAX_WINDOWS) { /* left out (and said so), the other sizes drawn */
+        v->size = size;
+        v->skipped = g.n;
+        return LP_OK;
+    }
     v->size = size;
     v->nwin = g.n;
     v->ts = lp_calloc(g.n, sizeof *v->ts);
@@ -474,15 +477,35 @@ static lp_status sum_write(const lp_report *r, const void *state, lp_html *h, lp
                    "window; left: CP, middle: the conventional profile (summed busy time), right: one transient path "
                    "drawn at random (what classic critical-path analysis of the window would show). Same numbers as "
                    "<code>longpole summary --window SIZE</code>. Hover a bar for its values.</p>\n");
-    lp_html_raw(h, "<div class=\"lp-tabs\" role=\"tablist\">");
+    int any_skipped = 0;
     for (size_t j = 0; j < s->nsz; j++) {
-        lp_html_printf(h, "<button type=\"button\" data-pane=\"lp-sum-%zu\"%s>", j, j ? "" : " class=\"lp-on\"");
+        if (!s->sz[j].skipped)
+            continue;
+        lp_html_raw(h, any_skipped ? ", " : "<p class=\"lp-note\">Left out: ");
+        lp_html_dur(h, s->sz[j].size);
+        lp_html_printf(h, " windows (%llu of them", (unsigned long long)s->sz[j].skipped);
+        lp_html_raw(h, ")");
+        any_skipped = 1;
+    }
+    if (any_skipped)
+        lp_html_printf(h, ": more than %d windows do not make readable charts (<code>--window</code> sets the "
+                          "sizes).</p>\n",
+                       SUM_MAX_WINDOWS);
+    lp_html_raw(h, "<div class=\"lp-tabs\" role=\"tablist\">");
+    int first = 1;
+    for (size_t j = 0; j < s->nsz; j++) {
+        if (s->sz[j].skipped)
+            continue;
+        lp_html_printf(h, "<button type=\"button\" data-pane=\"lp-sum-%zu\"%s>", j, first ? " class=\"lp-on\"" : "");
+        first = 0;
         lp_html_dur(h, s->sz[j].size);
         lp_html_printf(h, " windows (%llu)</button>", (unsigned long long)s->sz[j].nwin);
     }
     lp_html_raw(h, "</div>\n");
     for (size_t j = 0; j < s->nsz; j++) {
         const size_view *v = &s->sz[j];
+        if (v->skipped)
+            continue;
         lp_html_printf(h, "<div class=\"lp-pane\" id=\"lp-sum-%zu\" data-size-ns=\"%lld\">\n", j, (long long)v->size);
         lp_html_printf(h, "<p class=\"lp-note\">%llu windows of ", (unsigned long long)v->nwin);
         lp_html_dur(h, v->size);

@@ -265,7 +265,42 @@ static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
     s->t1 = t->tmax > t->tmin ? t->tmax : t->tmin + 1;
     uint64_t T = (uint64_t)s->t1 - (uint64_t)s->t0;
     char c1[32], c2[32];
-    /* exact blocks */
+    /* exact blocks, most telling first (the path, the messages, the activities), each only
+     * while the blocks so far stay within the size budget (--max-mb): the file is bounded
+     * whatever the counts; what is left out is drawn from the bins */
+    uint64_t exact_bytes = 0;
+    char mb[32];
+    snprintf(mb, sizeof mb, "%.0f MB", (double)o->max_bytes / 1048576.0);
+    if (g->cp.n <= o->exact_cp) {
+        encode_cp(t, &g->cp, s->t0, &s->cp);
+        s->has_cp = 1;
+        if (!s->cp.failed && exact_bytes + s->cp.n > o->max_bytes) {
+            fmt_count(c1, sizeof c1, g->cp.n);
+            snprintf(s->cp_why, sizeof s->cp_why, "%s critical-path elements would pass the size budget of %s", c1, mb);
+            rp_buf_release(&s->cp);
+            s->has_cp = 0;
+        }
+        exact_bytes += s->cp.n;
+    } else {
+        fmt_count(c1, sizeof c1, g->cp.n), fmt_count(c2, sizeof c2, o->exact_cp);
+        snprintf(s->cp_why, sizeof s->cp_why, "%s critical-path elements exceed the limit of %s embedded one by one", c1,
+                 c2);
+    }
+    if (t->nmsgs <= o->exact_msgs) {
+        if ((st = encode_msgs(t, s->t0, &s->msgs, err)))
+            return st;
+        s->has_msgs = 1;
+        if (!s->msgs.failed && exact_bytes + s->msgs.n > o->max_bytes) {
+            fmt_count(c1, sizeof c1, t->nmsgs);
+            snprintf(s->msgs_why, sizeof s->msgs_why, "%s messages would pass the size budget of %s", c1, mb);
+            rp_buf_release(&s->msgs);
+            s->has_msgs = 0;
+        }
+        exact_bytes += s->msgs.n;
+    } else {
+        fmt_count(c1, sizeof c1, t->nmsgs), fmt_count(c2, sizeof c2, o->exact_msgs);
+        snprintf(s->msgs_why, sizeof s->msgs_why, "%s messages exceed the limit of %s embedded one by one", c1, c2);
+    }
     uint32_t *opmap = NULL;
     if ((st = dense_ops(t, s, &opmap, err))) {
         lp_free(opmap);
@@ -274,28 +309,20 @@ static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
     if (t->nacts <= o->exact_acts) {
         encode_acts(t, opmap, s->t0, &s->acts);
         s->has_acts = 1;
+        if (!s->acts.failed && exact_bytes + s->acts.n > o->max_bytes) {
+            fmt_count(c1, sizeof c1, t->nacts);
+            snprintf(s->acts_why, sizeof s->acts_why, "%s activities (gaps included) would pass the size budget of %s",
+                     c1, mb);
+            rp_buf_release(&s->acts);
+            s->has_acts = 0;
+        }
+        exact_bytes += s->acts.n;
     } else {
         fmt_count(c1, sizeof c1, t->nacts), fmt_count(c2, sizeof c2, o->exact_acts);
         snprintf(s->acts_why, sizeof s->acts_why, "%s activities (gaps included) exceed the limit of %s embedded one by one",
                  c1, c2);
     }
     lp_free(opmap);
-    if (t->nmsgs <= o->exact_msgs) {
-        if ((st = encode_msgs(t, s->t0, &s->msgs, err)))
-            return st;
-        s->has_msgs = 1;
-    } else {
-        fmt_count(c1, sizeof c1, t->nmsgs), fmt_count(c2, sizeof c2, o->exact_msgs);
-        snprintf(s->msgs_why, sizeof s->msgs_why, "%s messages exceed the limit of %s embedded one by one", c1, c2);
-    }
-    if (g->cp.n <= o->exact_cp) {
-        encode_cp(t, &g->cp, s->t0, &s->cp);
-        s->has_cp = 1;
-    } else {
-        fmt_count(c1, sizeof c1, g->cp.n), fmt_count(c2, sizeof c2, o->exact_cp);
-        snprintf(s->cp_why, sizeof s->cp_why, "%s critical-path elements exceed the limit of %s embedded one by one", c1,
-                 c2);
-    }
     if (s->acts.failed || s->msgs.failed || s->cp.failed)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory encoding the timeline");
     /* the pyramid */
@@ -389,8 +416,8 @@ static lp_status tl_write(const lp_report *r, const void *state, lp_html *h, lp_
                 lp_html_text(h, why[k]);
                 any = 1;
             }
-        lp_html_raw(h, " (<code>--exact-max</code> raises the limit; <code>--from/--to</code> in "
-                       "<code>longpole convert</code> cuts a window).");
+        lp_html_raw(h, " (<code>--exact-max</code> and <code>--max-mb</code> raise the limits; see "
+                       "docs/report.md).");
     }
     lp_html_raw(h, "</p>\n<div class=\"lp-tl\" data-meta=\"lp-tl-meta\" tabindex=\"0\"><noscript>The timeline needs "
                    "JavaScript.</noscript></div>\n");

@@ -606,6 +606,20 @@ static const route *find_route(const lp_server *s, const char *path, size_t n)
     return best;
 }
 
+/* The bytes of the request's header fields ("Name: value\r\n" each). */
+typedef struct hdrsum {
+    size_t bytes, n;
+} hdrsum;
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    hdrsum *h = cls;
+    h->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
+    h->n++;
+    return MHD_YES;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                  const char *version, const char *upload_data, size_t *upload_data_size,
                                  void **req_cls)
@@ -639,9 +653,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     const char *why = check_target(rc->raw, rc->rawlen, &pathlen);
     if (why)
         return refuse(s, c, method, 400, why, 0);
+    hdrsum hs = {0, 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_header, &hs);
+    if (rc->rawlen + hs.bytes > s->o.max_header)
+        return refuse(s, c, method, 431, "request header fields too large", 0);
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    if (s->loopback && !s->o.any_host && host && !loopback_host(host))
-        return refuse(s, c, method, 403, "the Host header must name this machine (127.0.0.1 or localhost)", 0);
+    if (s->loopback && !s->o.any_host && (!host || !loopback_host(host)))
+        return refuse(s, c, method, host ? 403 : 400,
+                      host ? "the Host header must name this machine (127.0.0.1 or localhost)"
+                           : "a Host header naming this machine (127.0.0.1 or localhost) is required",
+                      0);
     const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     int wait = rate_check(s, ci ? ci->client_addr : NULL);
     if (wait)

@@ -81,6 +81,8 @@ def attacks(port):
         ("long URL", get(b"/" + b"a" * 20000), {400, 414, 431}),
         ("long header", get(b"/api", extra=b"X-Big: " + b"b" * 70000 + b"\r\n"), {400, 413, 431}),
         ("many headers", get(b"/api", extra=b"".join(b"X-H%d: v\r\n" % i for i in range(3000))), {400, 413, 431}),
+        ("headers just over the 16 KiB bound", get(b"/api", extra=b"X-Big: " + b"b" * 17000 + b"\r\n"), {431}),
+        ("no Host header", b"GET /api HTTP/1.0\r\n\r\n", {400}),
         ("body on GET", b"GET /api/cp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\n0123456789", {413}),
         ("chunked body", b"GET /api HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", {413}),
         ("POST", b"POST /api/cp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", {405}),

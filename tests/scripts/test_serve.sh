@@ -100,6 +100,8 @@ T=$PORT; TPID=$SPID
 same trace /api/trace info --json "$tmp/df.lpt"
 same trace /api/cp cp --json "$tmp/df.lpt"
 same trace "/api/cp?from=%2B10ms&to=%2B60ms" cp --json --from +10ms --to +60ms "$tmp/df.lpt"
+same trace "/api/cp?from=+10ms&to=+60ms" cp --json --from +10ms --to +60ms "$tmp/df.lpt"  # '+' unencoded
+for v in breakdown summaries overview; do status "/view/$v" 200; done
 same trace /api/check check --json "$tmp/df.lpt"
 same trace "/api/summary?window=20ms&by=worker,operator&top=3&seed=7" \
   summary --json --window 20ms --by worker,operator --top 3 --seed 7 "$tmp/df.lpt"

@@ -246,5 +246,14 @@ cmp -s "$tmp/not.db" "$tmp/not.orig" || { echo "FAIL: the non-database file was 
 # usage errors
 "$lp" export --sqlite "$tmp/x.db" --chrome "$tmp/x.json" "$tmp/small.lpt" 2> /dev/null; [ $? = 2 ] || { echo "FAIL: --sqlite with --chrome"; fail=1; }
 "$lp" export --sqlite "$tmp/x.db" --input trace --model m.json "$tmp/small.lpt" 2> /dev/null; [ $? = 2 ] || { echo "FAIL: request options on a trace"; fail=1; }
+# every table and view of the schema is documented (docs/formats/sqlite.md names each as `name`)
+doc=$src/docs/formats/sqlite.md
+if [ -f "$doc" ]; then
+  for name in $(sqlite3 -batch "$db" "SELECT name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%'"); do
+    grep -qF "\`$name\`" "$doc" || { echo "FAIL: table $name is not in docs/formats/sqlite.md"; fail=1; }
+  done
+else
+  echo "FAIL: $doc is missing"; fail=1
+fi
 [ $fail = 0 ] && echo "sqlite export: ok"
 exit $fail
