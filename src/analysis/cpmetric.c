@@ -297,11 +297,16 @@ lp_status lp_cpm_compute(lp_cpm *c, const lp_snapshot *s, lp_error *err)
      * backward pass, its reverse, too); a slice holds about SLICE vertices per worker */
     enum { SLICE = 64 };
     uint64_t no = 0;
-    int64_t step = (int64_t)(((__int128)(t1 - t0) * SLICE * nw) / (__int128)(nv ? nv : 1));
-    if (step < 1)
-        step = 1;
+    /* in 128 bits and at most the span: a wide window with few vertices must not make a
+     * step that overflows (and then, clamped to 1 ns, a loop over every nanosecond) */
+    __int128 span128 = (__int128)t1 - t0, st128 = span128 * SLICE * nw / (__int128)(nv ? nv : 1);
+    if (st128 > span128)
+        st128 = span128;
+    if (st128 > INT64_MAX)
+        st128 = INT64_MAX;
+    int64_t step = st128 < 1 ? 1 : (int64_t)st128;
     for (int64_t h = t0;;) {
-        int last = h >= t1 || t1 - h <= step;
+        int last = h >= t1 || (__int128)t1 - h <= step;
         h = last ? t1 : h + step;
         for (uint32_t w0 = 0; w0 < nw; w0++) {
             uint64_t base0 = s->voff[w0], len0 = s->voff[w0 + 1] - base0, lim = c->cur[w0];

@@ -91,10 +91,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
         lp_json_ev ev;
         lp_status st;
         size_t events = 0;
+        /* offsets and event counts are bounded by the input's size unless it was a gzip or
+         * zstd stream (read transparently: offsets count decompressed bytes) */
+        int plain = lp_input_compression(in) == LP_COMP_NONE;
         while ((st = lp_json_next(r, &ev, &err)) == LP_OK) {
             events++;
-            assert(events <= 2 * n + 4);
-            assert(ev.off <= n + 3);
+            assert(!plain || events <= 2 * n + 4);
+            assert(!plain || ev.off <= n + 3);
             if (ev.tree) {
                 assert(ev.kind == LP_JSON_EV_ELEMENT || ev.kind == LP_JSON_EV_MEMBER || ev.kind == LP_JSON_EV_VALUE);
                 walk(ev.tree, 1);

@@ -15,6 +15,11 @@ for f in "$dir"/fuzz_*; do
         -artifact_prefix="$scratch/" "$scratch" "$here/corpus/$corpus" "$here/../data/ok" "$here/../data/bad" \
         > "$scratch/log" 2>&1; then
     echo "FUZZ FAILURE in $name:"; tail -40 "$scratch/log"; status=1
+    # the reproducers, so the log alone is enough to replay them (base64 -d > file)
+    for a in "$scratch"/crash-* "$scratch"/timeout-* "$scratch"/oom-* "$scratch"/leak-*; do
+      [ -f "$a" ] || continue
+      echo "reproducer $(basename "$a") (base64):"; base64 -w0 "$a"; echo
+    done
   else
     grep -E "stat::number_of_executed_units|Done" "$scratch/log" | tail -2
   fi
