@@ -633,6 +633,15 @@ static lp_report_kind input_kind(const char *path, int requests)
     return k;
 }
 
+/* A default of an API parameter (the command line's value); at most 32 are kept. */
+static void add_default(srv *s, const char *name, const char *value)
+{
+    if (s->ndef < sizeof s->defn / sizeof s->defn[0]) {
+        s->defn[s->ndef] = name;
+        s->defv[s->ndef++] = value;
+    }
+}
+
 static void srv_release(srv *s)
 {
     for (int k = 0; k < 3; k++) {
@@ -721,15 +730,6 @@ int cmd_serve(int argc, char **argv)
             if (rc)
                 goto end;
             /* the analyses' children read the inputs again: the loading options go along */
-            static const char *const api_defaults[] = {"--outliers", "outliers", "--buckets", "buckets",
-                                                       "--stratify", "stratify"};
-            for (size_t d = 0; d < 6; d += 2) {
-                size_t ol = strlen(api_defaults[d]);
-                if (strncmp(opt, api_defaults[d], ol) == 0 && (opt[ol] == '\0' || opt[ol] == '=') && s.ndef < 32) {
-                    s.defn[s.ndef] = api_defaults[d + 1];
-                    s.defv[s.ndef++] = opt[ol] == '=' ? opt + ol + 1 : argv[i];
-                }
-            }
             if (vc.format_arg) { /* --format was this option */
                 FWD(vc.format_reqlog ? 4 : 1 | 2, "--format", vc.format_arg);
                 vc.format_arg = NULL;
@@ -764,6 +764,13 @@ int cmd_serve(int argc, char **argv)
     }
     s.model_given = vc.model_given;
     s.title = vc.title;
+    /* the command line's values of /api/requests's parameters are its defaults */
+    if (vc.outliers_arg)
+        add_default(&s, "outliers", vc.outliers_arg);
+    if (vc.buckets_arg)
+        add_default(&s, "buckets", vc.buckets_arg);
+    for (uint32_t k = 0; k < vc.nstrat; k++)
+        add_default(&s, "stratify", vc.strat[k]);
     if (s.model_given)
         FWD(4, "--model", lo->model); /* for `requests` (infer --model would refine the file in place); /api/model is off */
     if (lo->categories)

@@ -116,11 +116,13 @@ int viewcli_opt(viewcli *v, const char *cmd, int argc, char **argv, int *i, int 
             err = "--outliers takes a share between 0 and 1";
         else
             v->lo.outliers = x;
+        v->outliers_arg = s;
     } else if (cli_opt(argc, argv, i, "--buckets", &s)) {
         if (!s || cli_parse_count(s, &n) || n < 1 || n > 1000)
             err = "--buckets takes 1..1000";
         else
             v->lo.buckets = (uint32_t)n;
+        v->buckets_arg = s;
     } else {
         return 0;
     }

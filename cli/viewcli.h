@@ -26,6 +26,7 @@ typedef struct viewcli {
     int model_given;              /* --model was given */
     int format_reqlog;            /* the last --format named a request-log format */
     const char *format_arg;       /* the value of the --format just parsed (its caller may clear it) */
+    const char *outliers_arg, *buckets_arg; /* --outliers, --buckets as given (the last one) */
 } viewcli;
 
 /* The option text `report` and `serve` print for these options. */

@@ -28,5 +28,9 @@ void lp_alloc_fail_after(long n);
  * elements, growing by 1.5x. Returns 0 or -1 on overflow/out of memory (then *arr is
  * unchanged). */
 int lp_grow(void **arr, size_t *cap, size_t need, size_t elem);
+/* The same for an array of any element type given by the address of its pointer
+ * (`&c->items`): the pointer is read and written through memcpy, so no object is accessed
+ * through the wrong type. */
+int lp_grow_at(void *arrp, size_t *cap, size_t need, size_t elem);
 
 #endif

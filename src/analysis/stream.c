@@ -779,11 +779,12 @@ lp_status lp_stream_recv(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w,
     return advance(s, err);
 }
 
-/* SnailTrail events (Start/End), flattened per worker as SnailTrail's PAG construction
- * does (pag-construction/src/lib.rs, create_initial_pag_edges): one activity at a time. */
-lp_status lp_stream_start(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w, int64_t t, uint16_t type,
-                          uint32_t op, lp_error *err)
+/* What a SnailTrail Start or End event does first: check its ids, count it, and accept
+ * it only in its worker's time order (*ok = 0 and the error reported otherwise). */
+static lp_status activity_event(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w, int64_t t, const char *what,
+                                int *ok, lp_error *err)
 {
+    *ok = 0;
     lp_status st = check_ids(s, w, LP_NONE32, err);
     if (st)
         return st;
@@ -792,13 +793,29 @@ lp_status lp_stream_start(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w
     swk *wk = &s->wk[w];
     if (own_record(s, conn, w, t) || t < wk->stlast) {
         REPORT(s, LP_SEV_ERROR, LP_RULE_ORDER, conn, line,
-               "start of an activity on worker '%s' at %lld, before its previous event (%lld): the events of a "
+               "%s of an activity on worker '%s' at %lld, before its previous event (%lld): the events of a "
                "worker must come in time order; event dropped",
-               wname(s, w), (long long)t, (long long)(wk->stlast > wk->wm ? wk->stlast : wk->wm));
-        return advance(s, err);
+               what, wname(s, w), (long long)t, (long long)(wk->stlast > wk->wm ? wk->stlast : wk->wm));
+        return LP_OK;
     }
     extent(s, t, t);
     check_late(s, t, t);
+    *ok = 1;
+    return LP_OK;
+}
+
+/* SnailTrail events (Start/End), flattened per worker as SnailTrail's PAG construction
+ * does (pag-construction/src/lib.rs, create_initial_pag_edges): one activity at a time. */
+lp_status lp_stream_start(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w, int64_t t, uint16_t type,
+                          uint32_t op, lp_error *err)
+{
+    int ok;
+    lp_status st = activity_event(s, conn, line, w, t, "start", &ok, err);
+    if (st)
+        return st;
+    if (!ok)
+        return advance(s, err);
+    swk *wk = &s->wk[w];
     if (wk->nstk && t > wk->stlast) { /* a start inside an activity cuts it */
         const stopen *top = &wk->stk[wk->nstk - 1];
         if ((st = add_act(s, w, wk->stlast, t, top->type, top->op, err)))
@@ -819,21 +836,13 @@ lp_status lp_stream_start(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w
 lp_status lp_stream_end(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w, int64_t t, uint16_t type,
                         uint32_t op, lp_error *err)
 {
-    lp_status st = check_ids(s, w, LP_NONE32, err);
+    int ok;
+    lp_status st = activity_event(s, conn, line, w, t, "end", &ok, err);
     if (st)
         return st;
-    s->st.records++;
-    s->st.events++;
-    swk *wk = &s->wk[w];
-    if (own_record(s, conn, w, t) || t < wk->stlast) {
-        REPORT(s, LP_SEV_ERROR, LP_RULE_ORDER, conn, line,
-               "end of an activity on worker '%s' at %lld, before its previous event (%lld): the events of a "
-               "worker must come in time order; event dropped",
-               wname(s, w), (long long)t, (long long)(wk->stlast > wk->wm ? wk->stlast : wk->wm));
+    if (!ok)
         return advance(s, err);
-    }
-    extent(s, t, t);
-    check_late(s, t, t);
+    swk *wk = &s->wk[w];
     uint32_t i = wk->nstk;
     while (i > 0 && wk->stk[i - 1].type != type)
         i--;

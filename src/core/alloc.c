@@ -75,3 +75,15 @@ int lp_grow(void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+
+int lp_grow_at(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    void *p;
+    memcpy(&p, arrp, sizeof p);
+    if (lp_grow(&p, cap, need, elem))
+        return -1;
+    memcpy(arrp, &p, sizeof p);
+    return 0;
+}

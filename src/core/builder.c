@@ -431,8 +431,6 @@ lp_status lp_builder_msgid(lp_builder *b, const char *s, size_t n, uint64_t *id,
 
 /* ---- records ------------------------------------------------------------------- */
 
-static inline uint32_t line32(uint64_t line) { return line > UINT32_MAX ? UINT32_MAX : (uint32_t)line; }
-
 static int grow_acts(lp_builder *b)
 {
     lp_trace *t = b->t;
@@ -511,7 +509,7 @@ lp_status lp_builder_activity(lp_builder *b, uint32_t w, int64_t start, int64_t 
     t->aattr[i] = attrs;
     t->aflags[i] = 0;
     b->aworker[i] = w;
-    b->aline[i] = line32(line);
+    b->aline[i] = lp_line32(line);
     if (b->asrc)
         b->asrc[i] = b->cursrc;
     return LP_OK;
@@ -547,7 +545,7 @@ static lp_status add_message(lp_builder *b, uint32_t src, int64_t send, uint32_t
     t->mid[i] = id;
     t->mattr[i] = attrs;
     t->mflags[i] = flags;
-    b->mline[i] = line32(line);
+    b->mline[i] = lp_line32(line);
     if (b->msrcidx)
         b->msrcidx[i] = srcidx;
     return LP_OK;
@@ -578,7 +576,7 @@ static lp_status add_half(lp_builder *b, half **arr, size_t *n, size_t *cap, uin
     h->time = time;
     h->id = id;
     h->attrs = attrs;
-    h->line = line32(line);
+    h->line = lp_line32(line);
     h->src = b->cursrc;
     return LP_OK;
 }

@@ -52,40 +52,10 @@ int lp_parse_i64(const char *s, size_t n, int64_t *out)
     return 1;
 }
 
-static const char digits2[201] =
+const char lp_digits2[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-
-size_t lp_fmt_u64(char *p, uint64_t v)
-{
-    char buf[24];
-    char *e = buf + sizeof buf, *q = e;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        q -= 2;
-        memcpy(q, digits2 + 2 * r, 2);
-    }
-    if (v >= 10) {
-        q -= 2;
-        memcpy(q, digits2 + 2 * v, 2);
-    } else {
-        *--q = (char)('0' + v);
-    }
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
-    return n;
-}
-
-size_t lp_fmt_i64(char *p, int64_t v)
-{
-    if (v < 0) {
-        *p = '-';
-        return 1 + lp_fmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
-    }
-    return lp_fmt_u64(p, (uint64_t)v);
-}
 
 const char *lp_fmt_dur(int64_t ns, char *buf, size_t n)
 {

@@ -61,6 +61,7 @@
 #include "longpole/import.h"
 #include "longpole/json.h"
 #include "longpole/alloc.h"
+#include "core/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -293,20 +294,6 @@ static lp_status nomem(cctx *c) { return lp_error_set(c->err, LP_ERR_NOMEM, "out
 
 /* Grow the array whose pointer is at arrp (any element type; copied through memcpy so
  * no pointer is accessed through the wrong type). */
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    void *p;
-    memcpy(&p, arrp, sizeof p);
-    if (lp_grow(&p, cap, need, elem))
-        return -1;
-    memcpy(arrp, &p, sizeof p);
-    return 0;
-}
-
-static uint32_t line32(uint64_t l) { return l > UINT32_MAX ? UINT32_MAX : (uint32_t)l; }
-
 /* ---- diagnostics ------------------------------------------------------------------- */
 
 static void report(cctx *c, lp_severity sev, lp_rule rule, uint64_t line, uint64_t off, const char *fmt, ...)
@@ -485,7 +472,7 @@ static int key_id(cctx *c, const char *k, size_t n, uint32_t *id)
         return -1;
     if (s >= c->capkeyval) {
         size_t old = c->capkeyval;
-        if (grow(&c->keyval, &c->capkeyval, (size_t)s + 1, sizeof *c->keyval))
+        if (lp_grow_at(&c->keyval, &c->capkeyval, (size_t)s + 1, sizeof *c->keyval))
             return -1;
         for (size_t i = old; i < c->capkeyval; i++)
             c->keyval[i] = NONE;
@@ -518,7 +505,7 @@ static lp_status get_proc(cctx *c, const char *pid, size_t pn, uint32_t *out)
     if (key_id(c, buf, kn, &k))
         return nomem(c);
     if (c->keyval[k] == NONE) {
-        if (grow(&c->pr, &c->cappr, c->npr + 1, sizeof *c->pr))
+        if (lp_grow_at(&c->pr, &c->cappr, c->npr + 1, sizeof *c->pr))
             return nomem(c);
         cproc *p = &c->pr[c->npr];
         p->name = p->labels = p->sort = LP_STR_NONE;
@@ -532,7 +519,7 @@ static lp_status get_proc(cctx *c, const char *pid, size_t pn, uint32_t *out)
 
 static lp_status new_thread(cctx *c, uint32_t *out)
 {
-    if (grow(&c->th, &c->capth, c->nth + 1, sizeof *c->th))
+    if (lp_grow_at(&c->th, &c->capth, c->nth + 1, sizeof *c->th))
         return nomem(c);
     cthread *t = &c->th[c->nth];
     memset(t, 0, sizeof *t);
@@ -746,7 +733,7 @@ static lp_status args_attrs(cctx *c, const lp_json *args, uint32_t *list, kargs 
     }
     if (c->nkvp + 1 + 2 * (size_t)np >= UINT32_MAX)
         return lp_error_set(c->err, LP_ERR_LIMIT, "too many event args in one file");
-    if (grow(&c->kvp, &c->capkvp, c->nkvp + 1 + 2 * (size_t)np, sizeof *c->kvp))
+    if (lp_grow_at(&c->kvp, &c->capkvp, c->nkvp + 1 + 2 * (size_t)np, sizeof *c->kvp))
         return nomem(c);
     *list = (uint32_t)c->nkvp;
     c->kvp[c->nkvp++] = np;
@@ -785,13 +772,13 @@ static lp_status push_slice(cctx *c, const lp_json *ev, uint32_t thread, int64_t
 {
     if (c->nsl >= NONE - 1)
         return lp_error_set(c->err, LP_ERR_LIMIT, "more than %u slices in one file", NONE - 2);
-    if (grow(&c->sl, &c->capsl, c->nsl + 1, sizeof *c->sl))
+    if (lp_grow_at(&c->sl, &c->capsl, c->nsl + 1, sizeof *c->sl))
         return nomem(c);
     cslice *s = &c->sl[c->nsl];
     s->start = start;
     s->end = end;
     s->off = ev->off;
-    s->line = line32(ev->line);
+    s->line = lp_line32(ev->line);
     s->thread = thread;
     s->name = name;
     s->cat = cat;
@@ -827,12 +814,12 @@ static const char *event_id(const evf *f, size_t *n, int *local)
 static lp_status push_flow(cctx *c, const lp_json *ev, uint32_t key, uint32_t thread, int64_t ts, uint32_t slice,
                            char ph, int bind_here, lp_str cat, lp_str name, uint32_t attrs, const char *id, size_t idn)
 {
-    if (grow(&c->fl, &c->capfl, c->nfl + 1, sizeof *c->fl))
+    if (lp_grow_at(&c->fl, &c->capfl, c->nfl + 1, sizeof *c->fl))
         return nomem(c);
     cflow *f = &c->fl[c->nfl];
     f->ts = ts;
     f->off = ev->off;
-    f->line = line32(ev->line);
+    f->line = lp_line32(ev->line);
     f->key = key;
     f->thread = thread;
     f->slice = slice;
@@ -1007,12 +994,12 @@ static lp_status async_event(cctx *c, const lp_json *ev, const evf *f, char ph, 
     lp_status st = args_attrs(c, f->args, &attrs, &ka, NULL, 0);
     if (st)
         return st;
-    if (grow(&c->as, &c->capas, c->nas + 1, sizeof *c->as))
+    if (lp_grow_at(&c->as, &c->capas, c->nas + 1, sizeof *c->as))
         return nomem(c);
     casync *a = &c->as[c->nas++];
     a->ts = ts;
     a->off = ev->off;
-    a->line = line32(ev->line);
+    a->line = lp_line32(ev->line);
     a->key = key;
     a->thread = thread;
     a->seq = c->seq++;
@@ -1125,7 +1112,7 @@ static lp_status event(cctx *c, const lp_json *ev)
             return LP_OK;
         }
         if (kc == KC_CUDA_SYNC) { /* a GPU-side synchronisation record */
-            if (grow(&c->sy, &c->capsy, c->nsy + 1, sizeof *c->sy))
+            if (lp_grow_at(&c->sy, &c->capsy, c->nsy + 1, sizeof *c->sy))
                 return nomem(c);
             csync *y = &c->sy[c->nsy++];
             y->corr = ka.corr;
@@ -1182,7 +1169,7 @@ static lp_status event(cctx *c, const lp_json *ev)
         cthread *th = &c->th[thread];
         if (th->nopen == th->capopen) {
             size_t cap = th->capopen;
-            if (grow(&th->open, &cap, (size_t)th->nopen + 1, sizeof *th->open))
+            if (lp_grow_at(&th->open, &cap, (size_t)th->nopen + 1, sizeof *th->open))
                 return nomem(c);
             th->capopen = (uint32_t)cap;
         }
@@ -1445,7 +1432,7 @@ static int64_t next_slice_start(const cctx *c, const cthread *th, int64_t t)
 static lp_status add_msg(cctx *c, uint32_t src, int64_t send, uint32_t dst, int64_t recv, uint64_t id, uint32_t attrs,
                          uint32_t line)
 {
-    if (grow(&c->ms, &c->capms, c->nms + 1, sizeof *c->ms))
+    if (lp_grow_at(&c->ms, &c->capms, c->nms + 1, sizeof *c->ms))
         return nomem(c);
     cmsg *m = &c->ms[c->nms++];
     m->src = src;
@@ -1823,7 +1810,7 @@ static lp_status resolve_async(cctx *c)
             fake.off = a->off;
             fake.line = a->line;
             if (a->ph == 'b') {
-                if (grow(&stack, &capstack, depth + 1, sizeof *stack)) {
+                if (lp_grow_at(&stack, &capstack, depth + 1, sizeof *stack)) {
                     st = nomem(c);
                     break;
                 }
@@ -2228,7 +2215,7 @@ static lp_status emit_thread(cctx *c, cthread *th, open_s **stk, size_t *capstk)
             if ((st = piece(c, th, parent, cursor, start)))
                 break;
         }
-        if (grow(stk, capstk, depth + 1, sizeof **stk)) {
+        if (lp_grow_at(stk, capstk, depth + 1, sizeof **stk)) {
             st = nomem(c);
             break;
         }
@@ -2389,7 +2376,7 @@ static lp_status chrome_read(lp_builder *b, lp_input *in, const lp_load_opts *op
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
     lp_status st = init_strings(&c);
-    if (!st && grow(&c.kvp, &c.capkvp, 1, sizeof *c.kvp))
+    if (!st && lp_grow_at(&c.kvp, &c.capkvp, 1, sizeof *c.kvp))
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     if (!st)
         c.kvp[c.nkvp++] = 0;

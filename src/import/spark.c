@@ -38,6 +38,7 @@
 #include "longpole/import.h"
 #include "longpole/json.h"
 #include "longpole/alloc.h"
+#include "core/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -230,20 +231,6 @@ typedef struct sctx {
 
 static lp_status nomem(sctx *c) { return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory"); }
 
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    void *p;
-    memcpy(&p, arrp, sizeof p);
-    if (lp_grow(&p, cap, need, elem))
-        return -1;
-    memcpy(arrp, &p, sizeof p);
-    return 0;
-}
-
-static uint32_t line32(uint64_t l) { return l > UINT32_MAX ? UINT32_MAX : (uint32_t)l; }
-
 static const char *fname(const sctx *c, uint16_t src) { return c->nfiles ? c->files[src] : NULL; }
 
 static void report(sctx *c, lp_severity sev, uint16_t src, uint64_t line, uint64_t off, const char *fmt, ...)
@@ -321,7 +308,7 @@ static lp_status get_exec(sctx *c, lp_str id, uint32_t *out)
 {
     uint32_t i = imap_get(&c->execmap, id);
     if (i == NONE) {
-        if (grow(&c->ex, &c->capex, c->nex + 1, sizeof *c->ex))
+        if (lp_grow_at(&c->ex, &c->capex, c->nex + 1, sizeof *c->ex))
             return nomem(c);
         sexec *e = &c->ex[c->nex];
         memset(e, 0, sizeof *e);
@@ -341,7 +328,7 @@ static lp_status get_stage(sctx *c, int64_t id, int64_t attempt, uint32_t *out)
     uint64_t key = ((uint64_t)(uint32_t)id << 32) | (uint32_t)attempt;
     uint32_t i = imap_get(&c->stagemap, key);
     if (i == NONE) {
-        if (grow(&c->sg, &c->capsg, c->nsg + 1, sizeof *c->sg))
+        if (lp_grow_at(&c->sg, &c->capsg, c->nsg + 1, sizeof *c->sg))
             return nomem(c);
         sstage *s = &c->sg[c->nsg];
         memset(s, 0, sizeof *s);
@@ -394,7 +381,7 @@ static lp_status stage_info(sctx *c, const lp_json *rec, const lp_json *si, cons
     if (!event)
         return LP_OK;
     s->off = rec->off;
-    s->line = line32(rec->line);
+    s->line = lp_line32(rec->line);
     s->src = c->cur;
     if (completed) {
         if (!int_of(lp_json_get(si, "Completion Time"), &t))
@@ -459,7 +446,7 @@ static lp_status task_info(sctx *c, const lp_json *rec, const char *event, int e
     uint32_t i = imap_get(&c->taskmap, (uint64_t)id);
     stask *t;
     if (i == NONE) {
-        if (grow(&c->tk, &c->captk, c->ntk + 1, sizeof *c->tk))
+        if (lp_grow_at(&c->tk, &c->captk, c->ntk + 1, sizeof *c->tk))
             return nomem(c);
         t = &c->tk[c->ntk];
         memset(t, 0, sizeof *t);
@@ -491,7 +478,7 @@ static lp_status task_info(sctx *c, const lp_json *rec, const char *event, int e
     if (str_of(c, lp_json_get(ti, "Host"), &t->host))
         return nomem(c);
     t->off = rec->off;
-    t->line = line32(rec->line);
+    t->line = lp_line32(rec->line);
     t->src = c->cur;
     t->flags |= end ? TF_ENDED : TF_STARTED;
     if (!end)
@@ -573,7 +560,7 @@ static lp_status record(sctx *c, const lp_json *rec)
         }
         uint32_t j = imap_get(&c->jobmap, (uint64_t)id);
         if (j == NONE) {
-            if (grow(&c->jb, &c->capjb, c->njb + 1, sizeof *c->jb))
+            if (lp_grow_at(&c->jb, &c->capjb, c->njb + 1, sizeof *c->jb))
                 return nomem(c);
             j = (uint32_t)c->njb++;
             memset(&c->jb[j], 0, sizeof c->jb[j]);
@@ -586,7 +573,7 @@ static lp_status record(sctx *c, const lp_json *rec)
         jb->id = (int32_t)id;
         jb->submit = int_or(lp_json_get(rec, "Submission Time"), -1);
         jb->off = rec->off;
-        jb->line = line32(rec->line);
+        jb->line = lp_line32(rec->line);
         jb->src = c->cur;
         jb->stfirst = (uint32_t)c->njobstages;
         jb->stcount = 0;
@@ -595,7 +582,7 @@ static lp_status record(sctx *c, const lp_json *rec)
              x = lp_json_next_sibling(x)) {
             if (int_of(x, &v) || v < 0 || v > INT32_MAX)
                 continue;
-            if (grow(&c->jobstages, &c->capjobstages, c->njobstages + 1, sizeof *c->jobstages))
+            if (lp_grow_at(&c->jobstages, &c->capjobstages, c->njobstages + 1, sizeof *c->jobstages))
                 return nomem(c);
             c->jobstages[c->njobstages++] = (int32_t)v;
             jb->stcount++;
@@ -835,9 +822,9 @@ static lp_status assign_slots(sctx *c)
         }
         if (best == SIZE_MAX) {
             size_t cap = e->capslots;
-            if (grow(&e->free_at, &cap, e->nslots + 1, sizeof *e->free_at))
+            if (lp_grow_at(&e->free_at, &cap, e->nslots + 1, sizeof *e->free_at))
                 return nomem(c);
-            if (grow(&e->last, &e->capslots, e->nslots + 1, sizeof *e->last))
+            if (lp_grow_at(&e->last, &e->capslots, e->nslots + 1, sizeof *e->last))
                 return nomem(c);
             best = e->nslots++;
             if (e->cores >= 0 && (int64_t)e->nslots > e->cores && !e->warned) {
@@ -913,7 +900,7 @@ static lp_status add_dact(sctx *c, dact **d, size_t *n, size_t *cap, int64_t s_m
 {
     if (s_ms < 0 || e_ms < 0 || e_ms < s_ms)
         return LP_OK;
-    if (grow(d, cap, *n + 1, sizeof **d))
+    if (lp_grow_at(d, cap, *n + 1, sizeof **d))
         return nomem(c);
     lp_str kv[6];
     uint32_t np = 0;
@@ -1025,7 +1012,7 @@ static lp_status build(sctx *c)
         /* worker ids are created lazily, in slot order of first use */
         if (t->slot >= e->capworker || e->worker[t->slot] == 0) {
             size_t old = e->capworker;
-            if (grow(&e->worker, &e->capworker, (size_t)t->slot + 1, sizeof *e->worker)) {
+            if (lp_grow_at(&e->worker, &e->capworker, (size_t)t->slot + 1, sizeof *e->worker)) {
                 st = nomem(c);
                 break;
             }
@@ -1217,7 +1204,7 @@ static lp_status add_file(sctx *c, const char *name)
 {
     if (c->nfiles >= UINT16_MAX)
         return lp_error_set(c->err, LP_ERR_LIMIT, "too many event-log files (at most %u)", UINT16_MAX);
-    if (grow(&c->files, &c->capfiles, c->nfiles + 1, sizeof *c->files))
+    if (lp_grow_at(&c->files, &c->capfiles, c->nfiles + 1, sizeof *c->files))
         return nomem(c);
     if (!(c->files[c->nfiles] = lp_strndup(name, strlen(name))))
         return nomem(c);
@@ -1335,7 +1322,7 @@ lp_status lp_spark_log_files(const char *dir, char ***files, size_t *nfiles, lp_
         long long idx = events_index(e->d_name);
         if (idx < 0)
             continue;
-        if (grow(&v, &cap, n + 1, sizeof *v)) {
+        if (lp_grow_at(&v, &cap, n + 1, sizeof *v)) {
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
             break;
         }

@@ -1001,69 +1001,10 @@ static inline void wc(wbuf *w, char c)
     w->n++;
 }
 
-static const char wdigits[201] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546"
-                                 "4748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293"
-                                 "949596979899";
-
-/* Exactly 8 digits of v < 10^8, and 1..8 digits without leading zeros (32-bit work). */
-static inline void wfmt8(char *p, uint32_t v)
-{
-    uint32_t hi = v / 10000, lo = v % 10000;
-    memcpy(p, wdigits + 2 * (hi / 100), 2);
-    memcpy(p + 2, wdigits + 2 * (hi % 100), 2);
-    memcpy(p + 4, wdigits + 2 * (lo / 100), 2);
-    memcpy(p + 6, wdigits + 2 * (lo % 100), 2);
-}
-
-static inline size_t wfmt_small(char *p, uint32_t v)
-{
-    size_t n = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5 : v >= 1000 ? 4 : v >= 100 ? 3
-             : v >= 10       ? 2
-                             : 1;
-    char *q = p + n;
-    while (v >= 100) {
-        q -= 2;
-        memcpy(q, wdigits + 2 * (v % 100), 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        q -= 2;
-        memcpy(q, wdigits + 2 * v, 2);
-    } else {
-        *--q = (char)('0' + v);
-    }
-    return n;
-}
-
-/* Decimal digits straight into p (no temporary): the writer's hottest path. Split in
- * 8-digit groups so the arithmetic is 32-bit. */
-static inline size_t wfmt_u64(char *p, uint64_t v)
-{
-    if (v < 100000000)
-        return wfmt_small(p, (uint32_t)v);
-    uint64_t top = v / 100000000;
-    uint32_t low = (uint32_t)(v % 100000000);
-    size_t n;
-    if (top < 100000000) {
-        n = wfmt_small(p, (uint32_t)top);
-    } else {
-        n = wfmt_small(p, (uint32_t)(top / 100000000));
-        wfmt8(p + n, (uint32_t)(top % 100000000));
-        n += 8;
-    }
-    wfmt8(p + n, low);
-    return n + 8;
-}
-
 static inline void wi64(wbuf *w, int64_t v)
 {
     char *p = wreserve(w, 24);
-    if (v < 0) {
-        *p = '-';
-        w->n += 1 + wfmt_u64(p + 1, (uint64_t)0 - (uint64_t)v);
-    } else {
-        w->n += wfmt_u64(p, (uint64_t)v);
-    }
+    w->n += lp_fmt_i64(p, v);
 }
 
 /* Write a name escaping what the reader would split or misread. `key` also escapes '='. */
