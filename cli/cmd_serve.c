@@ -855,8 +855,8 @@ int cmd_serve(int argc, char **argv)
     lp_server_counts(server, &nreq, &nlim, &nref);
     fprintf(stderr, "longpole serve: stopping (%llu requests answered, %llu rate-limited, %llu refused)\n",
             (unsigned long long)nreq, (unsigned long long)nlim, (unsigned long long)nref);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    /* the handler stays: a second signal while stopping (timeout(1) and process-group
+     * kills send one to the group as well) must not cut the clean shutdown short */
 end:
     lp_server_free(server);
     lp_cmdcache_free(s.cache);
