@@ -69,5 +69,10 @@ lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err);
  * 2^24 channels between workers, LP_ERR_DATA if the builder reports anything (a
  * generator bug). */
 lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err);
+/* Generate and write the trace as .lpt text to `out` without building it in memory:
+ * byte for byte what lp_lpt_write writes for the trace lp_gen_dataflow_run makes from
+ * the same options. Formatting runs on `threads` threads (0: one per online CPU, at
+ * most 8); the output does not depend on their number. LP_ERR_IO if a write fails. */
+lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned threads, lp_error *err);
 
 #endif

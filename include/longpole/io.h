@@ -88,4 +88,10 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
  * `compress` is LP_COMP_GZIP or LP_COMP_ZSTD, the output is compressed. */
 lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_compression compress, lp_error *err);
 
+/* The same for any writer: `write` is called once with the (possibly compressing)
+ * stream; the file is created, compressed, flushed and closed as by lp_trace_save, and
+ * errors name the path. */
+typedef lp_status (*lp_write_fn)(void *ctx, FILE *out, lp_error *err);
+lp_status lp_save_with(const char *path, lp_compression compress, lp_write_fn write, void *ctx, lp_error *err);
+
 #endif

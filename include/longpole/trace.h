@@ -46,6 +46,8 @@ enum lp_builtin_type {
     LP_TYPE_NBUILTIN
 };
 #define LP_TYPE_MAX 65535u
+/* The name of built-in type ty < LP_TYPE_NBUILTIN ("processing", ...), else NULL. */
+const char *lp_type_builtin_name(uint32_t ty);
 
 /* aflags */
 #define LP_ACT_GAP 0x01u      /* made by gap filling, not present in the input */

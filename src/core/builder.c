@@ -71,11 +71,6 @@ struct lp_builder {
     uint32_t lmapcap, nlists;
 };
 
-static const char *const builtin_types[LP_TYPE_NBUILTIN] = {
-    "processing", "scheduling", "barrier", "buffer", "serialization",
-    "deserialization", "waiting", "io", "unknown",
-};
-
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
 static inline uint32_t mix32(uint32_t x)
@@ -155,7 +150,7 @@ lp_status lp_builder_new(lp_builder **out, lp_diags *diags, const lp_builder_opt
     b->t->napool = 1;
     for (int i = 0; i < LP_TYPE_NBUILTIN; i++) {
         uint16_t ty;
-        if (lp_builder_type(b, builtin_types[i], strlen(builtin_types[i]), &ty, err)) {
+        if (lp_builder_type(b, lp_type_builtin_name(i), strlen(lp_type_builtin_name(i)), &ty, err)) {
             lp_builder_free(b);
             return err ? err->status : LP_ERR_NOMEM;
         }

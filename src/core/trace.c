@@ -16,6 +16,15 @@ static void col_free(const lp_trace *t, void *p)
         lp_free(p);
 }
 
+const char *lp_type_builtin_name(uint32_t ty)
+{
+    static const char *const names[LP_TYPE_NBUILTIN] = {
+        "processing", "scheduling", "barrier", "buffer", "serialization",
+        "deserialization", "waiting", "io", "unknown",
+    };
+    return ty < LP_TYPE_NBUILTIN ? names[ty] : NULL;
+}
+
 void lp_trace_free(lp_trace *t)
 {
     if (!t)

@@ -61,12 +61,13 @@
  *    after duration_ns, but what it started before is kept whole; sources still
  *    waiting for input get an `io` activity up to the stop.
  *
- * Invariants (the builder checks them; any diagnostic is a bug here and makes the run
- * fail with LP_ERR_DATA): every activity lasts >= 1 ns; a worker's activities never
- * overlap and reach the builder grouped by worker, in start order; every message is
- * received after it is sent, is sent at an activity end of its sender, and messages
- * reach the builder in receive order with send times in order per sender (so neither
- * end needs sorting); message ids (the event sequence numbers) are unique.
+ * Invariants (the builder checks them when the trace is built, dataflow_build.c; any
+ * diagnostic is a bug here and makes the run fail with LP_ERR_DATA): every activity
+ * lasts >= 1 ns; a worker's activities never overlap and are logged per worker, in
+ * start order; every message is received after it is sent, is sent at an activity end
+ * of its sender, and messages are logged in receive order with send times in order per
+ * sender (so neither end needs sorting); message ids (the event sequence numbers) are
+ * unique.
  *
  * Implementation: events (message arrivals, source wake-ups, checkpoint ticks) sit in
  * a 4-ary heap ordered by (time, sequence number), so ties go in creation order. A
@@ -75,11 +76,12 @@
  * channel only grow while its sender is busy; a worker goes on until it must send on
  * a channel without credit (it resumes when a credit arrives, from the later of the
  * two times) or has no known input. Sources read ahead up to the earliest time a
- * barrier could reach them. Activities are buffered per worker (8 bytes each) and
- * handed to the builder at the end, grouped; worker, type, operator and attribute ids
- * are resolved once. No allocation per record or event beyond amortised growth.
+ * barrier could reach them. Records go to the log (dataflow_int.h): activities per
+ * worker (8 bytes each), messages in receive order (32 bytes each); the outputs
+ * (dataflow_build.c, dataflow_text.c) read it. No allocation per record or event beyond
+ * amortised growth.
  */
-#include "longpole/gen.h"
+#include "dataflow_int.h"
 #include "longpole/alloc.h"
 
 #include <math.h>
@@ -90,8 +92,6 @@
 #define FLUSH_NS 5000000       /* output buffer timeout */
 #define BARRIER_NS 2000.0      /* a barrier activity */
 #define SCHED_NS 10000.0       /* a job-manager scheduling activity */
-#define CREDIT_BYTES 16u       /* size of a credit message */
-#define CTRL_BYTES 64u         /* size of a barrier or ack message */
 #define MAX_CHANNELS (UINT64_C(1) << 24)
 #define MAX_COST 1e12          /* ns per record, per buffer or per message */
 #define MAX_DUR (INT64_C(1) << 40) /* longest activity or network delay (18 minutes) */
@@ -160,20 +160,14 @@ typedef struct gworker {
     int64_t ready_at;       /* time of the pending EV_READY, or NO_TIME */
 } gworker;
 
-/* A worker's activities, kept until the end so that they reach the builder grouped by
- * worker (which spares it a permutation of every column). */
-typedef struct actbuf {
-    uint64_t *wd;           /* activity words (see act_on) */
-    size_t n, cap;
-    int64_t last;           /* end of the last activity */
-} actbuf;
-
 typedef struct sim {
     const lp_gen_dataflow *o;
-    lp_builder *b;
+    df_log *log;            /* where the records go */
+    df_msg_fn on_msgs;      /* called when log->msgs holds `chunk` messages (or NULL) */
+    void *ctx;
+    size_t chunk;
     lp_error *err;
     lp_status st;
-    uint64_t line;
     uint64_t rng;
     uint64_t bits;          /* random bits left over for jitter */
     uint32_t nbits;         /* 16-bit draws left in bits */
@@ -189,18 +183,12 @@ typedef struct sim {
     uint32_t opfirst[LP_GEN_MAXOPS + 1];
     uint32_t par[LP_GEN_MAXOPS];
     int keyed[LP_GEN_MAXOPS];
-    lp_str opname[LP_GEN_MAXOPS];
-    uint32_t *bw;           /* builder id of simulation worker i (nw = job manager) */
     uint32_t *pend, *credit;
     int64_t *opent;
     int64_t *lastarr;       /* per sending worker: arrival of its latest message */
-    actbuf *ab;             /* per worker (nw = job manager): its activities, in order */
     uint64_t nrec;          /* records made so far (activities, messages, halves) */
     uint64_t nch;
     uint32_t *cnt, *touched;
-    uint32_t *dattr;        /* attribute list of a data message of n records (0 = not made) */
-    uint32_t a_credit, a_barrier, a_ack, a_timer;
-    lp_str k_bytes, k_kind, v_data;
     int has_jm, ck_inflight;
     int64_t jm_free;
     int64_t next_tick;      /* time of the pending EV_TICK */
@@ -350,13 +338,9 @@ static void pop(sim *s, ev *out)
         s->heap[i] = last;
 }
 
-/* Activity words: type (4 bits) | length (30 bits) << 4 | time since the previous
- * activity's end (30 bits) << 34; an activity that does not fit is ESCAPE | type << 4
- * followed by its start and end. */
-#define ESCAPE 15u
-#define FIT (UINT64_C(1) << 30)
+/* ---- the record log (dataflow_int.h) ------------------------------------------------- */
 
-static int abuf_grow(sim *s, actbuf *a, size_t need)
+static int abuf_grow(sim *s, df_acts *a, size_t need)
 {
     size_t ncap = a->cap < 256 ? 256 : a->cap + a->cap / 2;
     ncap = ncap < need ? need : ncap;
@@ -371,14 +355,14 @@ static int abuf_grow(sim *s, actbuf *a, size_t need)
 /* Record activity [start, end] of type `type` on simulation worker i. */
 static inline void act_on(sim *s, uint32_t i, int64_t start, int64_t end, uint8_t type)
 {
-    actbuf *a = &s->ab[i];
+    df_acts *a = &s->log->acts[i];
     if (a->n + 3 > a->cap && abuf_grow(s, a, a->n + 3))
         return;
     uint64_t skip = (uint64_t)start - (uint64_t)a->last, len = (uint64_t)end - (uint64_t)start;
-    if (skip < FIT && len < FIT) {
+    if (skip < DF_FIT && len < DF_FIT) {
         a->wd[a->n++] = type | len << 4 | skip << 34;
     } else {
-        a->wd[a->n++] = ESCAPE | (uint64_t)type << 4;
+        a->wd[a->n++] = DF_ESCAPE | (uint64_t)type << 4;
         a->wd[a->n++] = (uint64_t)start;
         a->wd[a->n++] = (uint64_t)end;
     }
@@ -391,72 +375,44 @@ static inline void act(sim *s, const gworker *w, int64_t start, int64_t end, uin
     act_on(s, (uint32_t)(w - s->w), start, end, type);
 }
 
-/* Hand the activities to the builder, worker by worker (in builder id order). */
-static void flush_acts(sim *s)
-{
-    for (uint32_t i = 0; i <= s->nw && !s->st; i++) {
-        actbuf *a = &s->ab[i];
-        lp_str op = i < s->nw ? s->opname[s->w[i].op] : LP_STR_NONE;
-        uint32_t w = s->bw[i];
-        int64_t last = 0;
-        for (size_t k = 0; k < a->n && !s->st;) {
-            uint64_t x = a->wd[k++];
-            int64_t start, end;
-            uint16_t type;
-            if ((x & 15) != ESCAPE) {
-                type = (uint16_t)(x & 15);
-                start = (int64_t)((uint64_t)last + (x >> 34));
-                end = (int64_t)((uint64_t)start + ((x >> 4) & (FIT - 1)));
-            } else {
-                type = (uint16_t)((x >> 4) & 15);
-                start = (int64_t)a->wd[k++];
-                end = (int64_t)a->wd[k++];
-            }
-            last = end;
-            s->st = lp_builder_activity(s->b, w, start, end, type, op, 0, ++s->line, s->err);
-        }
-        lp_free(a->wd);
-        a->wd = NULL;
-        a->n = a->cap = 0;
-    }
-}
-
-static void emit_msg(sim *s, const ev *e, uint32_t attrs)
+/* Record the message event e delivers (kind DF_*, n records of data). */
+static void emit_msg(sim *s, const ev *e, uint32_t kind, uint32_t n)
 {
     if (s->st)
         return;
-    uint32_t a = s->bw[e->d.from], b = s->bw[e->d.to];
-    uint64_t id = e->seq;
-    s->nrec += s->o->halves ? 2 : 1;
-    if (s->o->halves) {
-        s->st = lp_builder_send(s->b, a, e->d.sent, b, id, attrs, ++s->line, s->err);
-        if (!s->st)
-            s->st = lp_builder_recv(s->b, b, e->t, a, id, 0, ++s->line, s->err);
-    } else {
-        s->st = lp_builder_message(s->b, a, e->d.sent, b, e->t, id, attrs, ++s->line, s->err);
+    df_log *l = s->log;
+    if (l->mlen + DF_MSG_MAXLEN > l->mcap) {
+        size_t cap = l->mcap;
+        void *p = l->mb;
+        if (lp_grow(&p, &cap, l->mlen + DF_MSG_MAXLEN, 1)) {
+            fail_nomem(s);
+            return;
+        }
+        l->mb = p;
+        l->mcap = cap;
     }
-}
-
-/* Attribute list "bytes=<bytes> kind=<kind>". */
-static lp_status make_attrs(sim *s, uint64_t bytes, lp_str kind, uint32_t *list)
-{
-    char buf[32];
-    int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)bytes);
-    lp_str v;
-    if (lp_strtab_intern(lp_builder_strtab(s->b), buf, (size_t)len, &v))
-        return fail_nomem(s);
-    lp_str kv[4] = {s->k_bytes, v, s->k_kind, kind};
-    lp_status st = lp_builder_attrs(s->b, kv, 2, list, s->err);
-    if (st && !s->st)
-        s->st = st;
-    return st;
-}
-
-static uint32_t data_attrs(sim *s, uint32_t n)
-{
-    if (!s->dattr[n] && make_attrs(s, (uint64_t)n * s->o->record_bytes, s->v_data, &s->dattr[n]))
-        return 0;
-    return s->dattr[n];
+    if (l->nmsgs % DF_MSG_MARK == 0) {
+        if (l->nmarks == l->markcap) {
+            size_t cap = l->markcap;
+            void *p = l->marks;
+            if (lp_grow(&p, &cap, l->nmarks + 1, sizeof(df_mark))) {
+                fail_nomem(s);
+                return;
+            }
+            l->marks = p;
+            l->markcap = cap;
+        }
+        l->marks[l->nmarks++] = (df_mark){l->mlen, l->cur_recv, l->cur_id};
+    }
+    df_msg m = {e->t, e->d.sent, e->seq, e->d.from, e->d.to, kind, n};
+    l->mlen = (size_t)(df_msg_put(l->mb + l->mlen, &m, &l->cur_recv, &l->cur_id) - l->mb);
+    l->nmsgs++;
+    s->nrec += s->o->halves ? 2 : 1;
+    if (s->on_msgs && l->nmsgs >= s->chunk) {
+        lp_status st = s->on_msgs(s->ctx, l, s->err);
+        if (st)
+            s->st = st;
+    }
 }
 
 /* Arrival time of a message of `bytes` sent by simulation worker `from` at `sent`: the
@@ -677,7 +633,7 @@ static void send_barriers(sim *s, gworker *w, int64_t cur)
     uint32_t dop = w->op + 1, p = s->par[dop];
     uint32_t me = (uint32_t)(w - s->w);
     for (uint32_t j = 0; j < p; j++)
-        push(s, EV_BARRIER, arrival(s, me, cur, CTRL_BYTES), cur, me, s->opfirst[dop] + j, w->idx, 0);
+        push(s, EV_BARRIER, arrival(s, me, cur, DF_CTRL_BYTES), cur, me, s->opfirst[dop] + j, w->idx, 0);
 }
 
 static int64_t do_data(sim *s, gworker *w, item it, int64_t cur)
@@ -687,7 +643,7 @@ static int64_t do_data(sim *s, gworker *w, item it, int64_t cur)
     cur += d;
     /* return the credit to the sender */
     uint32_t me = (uint32_t)(w - s->w), from = s->opfirst[w->op - 1] + it.from;
-    push(s, EV_CREDIT, arrival(s, me, cur, CREDIT_BYTES), cur, me, from, 0, 0);
+    push(s, EV_CREDIT, arrival(s, me, cur, DF_CREDIT_BYTES), cur, me, from, 0, 0);
     d = dur(s, it.n * w->pcost);
     act(s, w, cur, cur + d, LP_TYPE_PROCESSING);
     cur += d;
@@ -707,7 +663,7 @@ static int64_t do_barrier(sim *s, gworker *w, int64_t cur)
     w->nbar = 0;
     if (is_last(s, w)) {
         uint32_t me = (uint32_t)(w - s->w);
-        push(s, EV_ACK, arrival(s, me, cur, CTRL_BYTES), cur, me, s->nw, 0, 0);
+        push(s, EV_ACK, arrival(s, me, cur, DF_CTRL_BYTES), cur, me, s->nw, 0, 0);
         return cur;
     }
     uint32_t p = s->par[w->op + 1];
@@ -778,7 +734,9 @@ static void wk_run(sim *s, gworker *w, int64_t now)
         }
         /* A source reads its next batch once available, unless a barrier may arrive
          * before that: then it waits for the batch (or the barrier) to arrive. */
-        if (w->avail < s->o->duration_ns && (w->avail <= now || w->avail < s->src_horizon)) {
+        if (w->avail < s->o->duration_ns && (w->avail <= now || w->avail < s->src_horizon) &&
+            !(s->o->max_records && s->nrec >= s->o->max_records)) { /* (without a job manager the
+                                                                       horizon is unbounded) */
             if (w->avail > cur) {
                 act(s, w, cur, w->avail, LP_TYPE_IO);
                 cur = w->avail;
@@ -823,17 +781,17 @@ static void handle(sim *s, const ev *e)
     int kind = (int)e->d.kind;
     switch (kind) {
     case EV_DATA:
-        emit_msg(s, e, data_attrs(s, e->d.n));
+        emit_msg(s, e, DF_DATA, e->d.n);
         deliver(s, &s->w[e->d.to], e->d.ch, e->d.n, e->t);
         break;
     case EV_BARRIER:
-        emit_msg(s, e, s->a_barrier);
+        emit_msg(s, e, DF_BARRIER, 0);
         if (e->d.from == s->nw && --s->jm_bar_pending == 0)
             s->src_horizon = s->next_tick;
         deliver(s, &s->w[e->d.to], e->d.ch, ITEM_BARRIER, e->t);
         break;
     case EV_CREDIT: {
-        emit_msg(s, e, s->a_credit);
+        emit_msg(s, e, DF_CREDIT, 0);
         gworker *w = &s->w[e->d.to];
         uint64_t ch = w->ochan + s->w[e->d.from].idx;
         s->credit[ch]++;
@@ -860,7 +818,7 @@ static void handle(sim *s, const ev *e)
         break;
     }
     case EV_ACK:
-        emit_msg(s, e, s->a_ack);
+        emit_msg(s, e, DF_ACK, 0);
         if (s->ck_inflight && ++s->acks == s->par[s->nops - 1]) {
             jm_act(s, e->t);
             s->ck_inflight = 0;
@@ -881,11 +839,11 @@ static void handle(sim *s, const ev *e)
                 ev tm = *e;
                 tm.d.sent = s->jm_free;
                 tm.d.from = tm.d.to = s->nw;
-                emit_msg(s, &tm, s->a_timer);
+                emit_msg(s, &tm, DF_TIMER, 0);
             }
             jm_act(s, e->t);
             for (uint32_t i = 0; i < s->par[0]; i++)
-                push(s, EV_BARRIER, arrival(s, s->nw, s->jm_free, CTRL_BYTES), s->jm_free, s->nw, i, 0, 0);
+                push(s, EV_BARRIER, arrival(s, s->nw, s->jm_free, DF_CTRL_BYTES), s->jm_free, s->nw, i, 0, 0);
             s->ck_inflight = 1;
             s->acks = 0;
         }
@@ -912,7 +870,7 @@ static int valid_name(const char *s, size_t n)
     return 1;
 }
 
-static lp_status validate(const lp_gen_dataflow *o, lp_error *err)
+lp_status df_validate(const lp_gen_dataflow *o, lp_error *err)
 {
     if (o->nops < 1 || o->nops > LP_GEN_MAXOPS)
         return lp_error_set(err, LP_ERR_ARG, "dataflow: need 1 to %d operators, got %u", LP_GEN_MAXOPS, o->nops);
@@ -969,13 +927,22 @@ static lp_status validate(const lp_gen_dataflow *o, lp_error *err)
         return lp_error_set(err, LP_ERR_ARG, "dataflow: slow factor %g is not in 1e-6..1e6", o->slow_factor);
     if (strnlen(o->slow_worker, sizeof o->slow_worker) == sizeof o->slow_worker)
         return lp_error_set(err, LP_ERR_ARG, "dataflow: slow worker name is not terminated");
-    return LP_OK;
-}
-
-static lp_status intern(sim *s, const char *str, lp_str *id)
-{
-    if (lp_strtab_intern(lp_builder_strtab(s->b), str, strlen(str), id))
-        return fail_nomem(s);
+    if (o->slow_worker[0]) {
+        int found = 0;
+        for (uint32_t k = 0; k < o->nops && !found; k++) {
+            size_t len = strlen(o->ops[k].name);
+            const char *x = o->slow_worker + len;
+            if (strncmp(o->slow_worker, o->ops[k].name, len) != 0 || *x != '.' || x[1] < '0' || x[1] > '9' ||
+                (x[1] == '0' && x[2]))
+                continue;
+            char *e;
+            unsigned long i = strtoul(x + 1, &e, 10);
+            found = !*e && i < o->ops[k].parallelism;
+        }
+        if (!found)
+            return lp_error_set(err, LP_ERR_ARG, "dataflow: slow worker '%s' is not a worker of this job",
+                                o->slow_worker);
+    }
     return LP_OK;
 }
 
@@ -1028,9 +995,6 @@ static lp_status build_ktab(sim *s, uint32_t k)
 static lp_status setup(sim *s)
 {
     const lp_gen_dataflow *o = s->o;
-    lp_status st = lp_builder_source(s->b, "dataflow", s->err);
-    if (st)
-        return s->st = st;
     s->nops = o->nops;
     uint32_t maxp = 1;
     s->nw = 0;
@@ -1040,17 +1004,13 @@ static lp_status setup(sim *s)
         s->keyed[k] = k > 0 && o->ops[k].keyed;
         s->nw += s->par[k];
         maxp = s->par[k] > maxp ? s->par[k] : maxp;
-        if (intern(s, o->ops[k].name, &s->opname[k]))
-            return s->st;
     }
     s->opfirst[o->nops] = s->nw;
     s->has_jm = o->checkpoint_ns > 0;
     s->w = lp_calloc(s->nw, sizeof *s->w);
-    s->bw = lp_calloc((size_t)s->nw + 1, sizeof *s->bw);
     s->cnt = lp_calloc(maxp, sizeof *s->cnt);
     s->touched = lp_calloc(maxp, sizeof *s->touched);
-    s->dattr = lp_calloc((size_t)o->batch + 1, sizeof *s->dattr);
-    if (!s->w || !s->bw || !s->cnt || !s->touched || !s->dattr)
+    if (!s->w || !s->cnt || !s->touched)
         return fail_nomem(s);
     /* channels */
     s->nch = 0;
@@ -1061,29 +1021,22 @@ static lp_status setup(sim *s)
     s->credit = lp_malloc(nch * sizeof *s->credit);
     s->opent = lp_calloc(nch, sizeof *s->opent);
     s->lastarr = lp_calloc((size_t)s->nw + 1, sizeof *s->lastarr);
-    s->ab = lp_calloc((size_t)s->nw + 1, sizeof *s->ab);
-    if (!s->pend || !s->credit || !s->opent || !s->lastarr || !s->ab)
+    if (!s->pend || !s->credit || !s->opent || !s->lastarr)
         return fail_nomem(s);
     for (uint64_t c = 0; c < s->nch; c++)
         s->credit[c] = o->credits;
     /* workers */
-    int slow_found = o->slow_worker[0] == '\0';
     uint64_t ch = 0;
     for (uint32_t k = 0; k < o->nops; k++) {
         for (uint32_t i = 0; i < s->par[k]; i++) {
             gworker *w = &s->w[s->opfirst[k] + i];
             char name[64];
-            int len = snprintf(name, sizeof name, "%s.%u", o->ops[k].name, i);
-            if ((st = lp_builder_worker(s->b, name, (size_t)len, &w->bw, s->err)))
-                return s->st = st;
-            s->bw[s->opfirst[k] + i] = w->bw;
+            df_worker_name(s->log, s->opfirst[k] + i, name);
             w->op = k;
             w->idx = i;
             w->pcost = o->ops[k].cost_ns;
-            if (o->slow_worker[0] && strcmp(name, o->slow_worker) == 0) {
+            if (o->slow_worker[0] && strcmp(name, o->slow_worker) == 0)
                 w->pcost *= o->slow_factor;
-                slow_found = 1;
-            }
             w->ochan = ch;
             if (k + 1 < o->nops) {
                 ch += s->par[k + 1];
@@ -1095,20 +1048,6 @@ static lp_status setup(sim *s)
             w->state = ST_IDLE;
         }
     }
-    if (!slow_found)
-        return s->st = lp_error_set(s->err, LP_ERR_ARG, "dataflow: slow worker '%s' is not a worker of this job",
-                                    o->slow_worker);
-    if (s->has_jm && (st = lp_builder_worker(s->b, "jobmanager", 10, &s->bw[s->nw], s->err)))
-        return s->st = st;
-    /* attributes */
-    lp_str v_credit, v_barrier, v_ack, v_timer;
-    if (intern(s, "bytes", &s->k_bytes) || intern(s, "kind", &s->k_kind) || intern(s, "data", &s->v_data) ||
-        intern(s, "credit", &v_credit) || intern(s, "barrier", &v_barrier) || intern(s, "ack", &v_ack) ||
-        intern(s, "timer", &v_timer))
-        return s->st;
-    if (make_attrs(s, CREDIT_BYTES, v_credit, &s->a_credit) || make_attrs(s, CTRL_BYTES, v_barrier, &s->a_barrier) ||
-        make_attrs(s, CTRL_BYTES, v_ack, &s->a_ack) || make_attrs(s, 0, v_timer, &s->a_timer))
-        return s->st;
     /* parameters */
     s->batch = o->batch;
     s->deser = o->deser_ns;
@@ -1159,18 +1098,12 @@ static void release(sim *s)
             lp_free(s->w[i].oq);
         }
     lp_free(s->w);
-    lp_free(s->bw);
     lp_free(s->cnt);
     lp_free(s->touched);
-    lp_free(s->dattr);
     lp_free(s->pend);
     lp_free(s->credit);
     lp_free(s->opent);
     lp_free(s->lastarr);
-    if (s->ab)
-        for (uint32_t i = 0; i <= s->nw; i++)
-            lp_free(s->ab[i].wd);
-    lp_free(s->ab);
     lp_free(s->heap);
     lp_free(s->pool);
     lp_free(s->freeslot);
@@ -1178,25 +1111,71 @@ static void release(sim *s)
         lp_free(s->ktab[k]);
 }
 
-lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error *err)
+/* ---- the log and the run -------------------------------------------------------------- */
+
+lp_status df_log_init(df_log *log, const lp_gen_dataflow *o, lp_error *err)
 {
-    if (!o || !out)
-        return lp_error_set(err, LP_ERR_ARG, "dataflow: no options or no output");
-    *out = NULL;
-    lp_status st = validate(o, err);
-    if (st)
-        return st;
-    lp_diags ds;
-    lp_diags_init(&ds, 10);
+    memset(log, 0, sizeof *log);
+    log->o = o;
+    for (uint32_t k = 0; k < o->nops; k++) {
+        log->opfirst[k] = log->nw;
+        log->nw += o->ops[k].parallelism;
+    }
+    log->opfirst[o->nops] = log->nw;
+    log->has_jm = o->checkpoint_ns > 0;
+    log->acts = lp_calloc((size_t)log->nw + 1, sizeof *log->acts);
+    if (!log->acts)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    return LP_OK;
+}
+
+uint32_t df_worker_op(const df_log *log, uint32_t i)
+{
+    uint32_t k = 0;
+    while (k < log->o->nops && i >= log->opfirst[k + 1])
+        k++;
+    return k;
+}
+
+size_t df_worker_name(const df_log *log, uint32_t i, char *buf)
+{
+    uint32_t k = df_worker_op(log, i);
+    if (k == log->o->nops) {
+        memcpy(buf, "jobmanager", 11);
+        return 10;
+    }
+    return (size_t)snprintf(buf, 64, "%s.%u", log->o->ops[k].name, i - log->opfirst[k]);
+}
+
+void df_log_release(df_log *log)
+{
+    if (log->acts)
+        for (uint32_t i = 0; i <= log->nw; i++)
+            lp_free(log->acts[i].wd);
+    lp_free(log->acts);
+    lp_free(log->mb);
+    lp_free(log->marks);
+    memset(log, 0, sizeof *log);
+}
+
+void df_log_drop(df_log *log)
+{
+    log->mlen = log->nmsgs = log->nmarks = 0;
+    log->base_recv = log->cur_recv;
+    log->base_id = log->cur_id;
+}
+
+lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, lp_error *err)
+{
+    const lp_gen_dataflow *o = log->o;
     sim s;
     memset(&s, 0, sizeof s);
     s.o = o;
+    s.log = log;
+    s.on_msgs = on_msgs;
+    s.ctx = ctx;
+    s.chunk = chunk ? chunk : 1;
     s.err = err;
-    st = lp_builder_new(&s.b, &ds, NULL, err);
-    if (st) {
-        lp_diags_release(&ds);
-        return st;
-    }
     if (!setup(&s)) {
         ev e;
         e.t = 0;
@@ -1212,37 +1191,12 @@ lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error
             handle(&s, &e);
         }
         /* sources still waiting for input wait until the end */
-        for (uint32_t i = 0; i < s.par[0]; i++)
+        for (uint32_t i = 0; i < s.par[0] && !s.st; i++)
             if (s.w[i].state == ST_IOWAIT && tend > s.w[i].iosince)
                 act(&s, &s.w[i], s.w[i].iosince, tend, LP_TYPE_IO);
-        flush_acts(&s);
     }
-    st = s.st;
     release(&s);
-    if (st) {
-        lp_builder_free(s.b);
-        lp_diags_release(&ds);
-        return st;
-    }
-    lp_trace *t;
-    st = lp_builder_finish(s.b, &t, err);
-    if (st) {
-        lp_diags_release(&ds);
-        return st;
-    }
-    if (ds.nerrors || ds.nwarnings) {
-        char msg[512] = "no message kept";
-        if (ds.nkept)
-            lp_diag_format(msg, sizeof msg, &ds.kept[0]);
-        st = lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: %llu errors, %llu warnings from the builder: %s",
-                          (unsigned long long)ds.nerrors, (unsigned long long)ds.nwarnings, msg);
-        lp_trace_free(t);
-        lp_diags_release(&ds);
-        return st;
-    }
-    lp_diags_release(&ds);
-    *out = t;
-    return LP_OK;
+    return s.st;
 }
 
 /* ---- options ----------------------------------------------------------------------- */

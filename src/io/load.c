@@ -244,7 +244,7 @@ static FILE *zopen(FILE *f, lp_compression comp)
     return z;
 }
 
-lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_compression compress, lp_error *err)
+lp_status lp_save_with(const char *path, lp_compression compress, lp_write_fn write, void *ctx, lp_error *err)
 {
     int is_stdout = strcmp(path, "-") == 0;
     FILE *f = is_stdout ? stdout : fopen(path, "wb");
@@ -259,7 +259,7 @@ lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_comp
             return lp_error_set(err, LP_ERR_NOMEM, "cannot start compression");
         }
     }
-    lp_status st = binary ? lp_lptb_write(t, w, err) : lp_lpt_write(t, w, err);
+    lp_status st = write(ctx, w, err);
     if (w != f && fclose(w) != 0 && !st)
         st = lp_error_set(err, LP_ERR_IO, "compressing '%s' failed", path);
     if (!is_stdout && fclose(f) != 0 && !st)
@@ -269,4 +269,12 @@ lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_comp
     if (st)
         lp_error_push(err, "writing %s", path);
     return st;
+}
+
+static lp_status write_text(void *t, FILE *out, lp_error *err) { return lp_lpt_write(t, out, err); }
+static lp_status write_bin(void *t, FILE *out, lp_error *err) { return lp_lptb_write(t, out, err); }
+
+lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_compression compress, lp_error *err)
+{
+    return lp_save_with(path, compress, binary ? write_bin : write_text, (void *)(uintptr_t)t, err);
 }

@@ -35,11 +35,6 @@ typedef struct hdr {
 
 _Static_assert(sizeof(hdr) == HDR_SIZE, "header layout");
 
-static const char *const builtin_names[LP_TYPE_NBUILTIN] = {
-    "processing", "scheduling", "barrier", "buffer", "serialization",
-    "deserialization", "waiting", "io", "unknown",
-};
-
 /* ---- writer ---------------------------------------------------------------- */
 
 typedef struct bw {
@@ -410,7 +405,7 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
 #define LISTOK(l) ((uint64_t)(l) < h.napool && valid[(l)])
     for (uint32_t i = 0; i < t->ntypes; i++) {
         if (t->type_name[i] >= ns || (i < LP_TYPE_NBUILTIN && strcmp(lp_strtab_get(&t->strs, t->type_name[i]),
-                                                                     builtin_names[i]) != 0)) {
+                                                                     lp_type_builtin_name(i)) != 0)) {
             st = BAD("%s: byte %llu: bad activity type %u", r.name, (unsigned long long)(off_types + 4 * i), i);
             goto fail;
         }

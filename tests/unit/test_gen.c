@@ -68,6 +68,18 @@ static void test_records_limit(void)
         CHECK(rec >= 20000 && rec < 20100);
     }
     lp_trace_free(t);
+    /* sources only, no job manager: nothing bounds a source's read-ahead but the limit
+     * (it used to read ahead until memory ran out) */
+    lp_error err;
+    CHECK(lp_gen_parse_ops(&o, "a:4", &err) == LP_OK);
+    o.checkpoint_ns = 0;
+    t = gen(&o);
+    CHECK(t != NULL);
+    if (t) {
+        uint64_t rec = t->nacts - t->ngaps + t->nmsgs;
+        CHECK(rec >= 20000 && rec < 20100);
+    }
+    lp_trace_free(t);
 }
 
 static void test_skew(void)

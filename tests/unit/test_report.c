@@ -23,13 +23,7 @@
 #include <unistd.h>
 
 static uint64_t rng = 99;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return t_splitmix(&rng); }
 
 static char *esc_html(const char *s, size_t n)
 {

@@ -13,13 +13,7 @@
 #include <stdint.h>
 
 static uint64_t rng = 12345;
-static uint64_t rnd(void)
-{
-    uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return t_splitmix(&rng); }
 static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
 
 __extension__ typedef unsigned __int128 u128;

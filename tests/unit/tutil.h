@@ -5,6 +5,15 @@
 #include "longpole/longpole.h"
 #include <string.h>
 
+/* splitmix64: the tests' seeded random numbers (*state is the seed, then the state). */
+static inline uint64_t t_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 /* Load .lpt text from a string; diagnostics go to ds (initialised here). NULL on failure. */
 static inline lp_trace *load_text(const char *text, lp_diags *ds)
 {
