@@ -39,11 +39,13 @@ typedef struct tok {
     char *eq; /* the first unescaped '=' (key=value tokens), or NULL */
 } tok;
 
-/* A name seen before: its bytes as given (stable: interned), and what it maps to. */
+/* A name seen before: its bytes as given (stable: interned), and what it maps to;
+ * names of at most 16 bytes are compared by their key (tok_key) alone. */
 typedef struct cslot {
     const char *p;
     uint32_t n;
     uint32_t id;
+    uint64_t k0, k1;
 } cslot;
 
 /* An attribute text seen before ("bytes=4096 kind=data"), and its list id. */
@@ -68,28 +70,60 @@ typedef struct reader {
 
 /* ---- tokens ------------------------------------------------------------------- */
 
+/* The first 16 bytes of p[0..n), zero past n. Reads p[0..16): tokens lie in a chunk
+ * buffer with LPT_PAD readable bytes after the data, so fixed 8-byte loads beat a
+ * variable-length copy. */
+static inline void tok_key(const char *p, size_t n, uint64_t *k0, uint64_t *k1)
+{
+    uint64_t a, b;
+    memcpy(&a, p, 8);
+    memcpy(&b, p + 8, 8);
+    if (n < 8) {
+        a &= (UINT64_C(1) << (8 * n)) - 1;
+        b = 0;
+    } else if (n < 16) {
+        b &= (UINT64_C(1) << (8 * (n - 8))) - 1;
+    }
+    *k0 = a;
+    *k1 = b;
+}
+
+static inline uint32_t key_hash(uint64_t k0, uint64_t k1, const char *p, size_t n)
+{
+    uint64_t z = 0;
+    if (n > 16)
+        memcpy(&z, p + n - 8, 8);
+    uint64_t h = (k0 ^ ((k1 ^ z) * 0x9E3779B97F4A7C15ULL) ^ n) * 0xBF58476D1CE4E5B9ULL;
+    return (uint32_t)(h >> 40);
+}
+
 static inline uint32_t tok_hash(const char *p, size_t n)
 {
-    uint64_t a = 0, z = 0;
-    memcpy(&a, p, n < 8 ? n : 8);
-    if (n > 8)
-        memcpy(&z, p + n - 8, 8);
-    uint64_t h = (a ^ (z * 0x9E3779B97F4A7C15ULL) ^ n) * 0xBF58476D1CE4E5B9ULL;
-    return (uint32_t)(h >> 40);
+    uint64_t k0, k1;
+    tok_key(p, n, &k0, &k1);
+    return key_hash(k0, k1, p, n);
 }
 
 static inline cslot *cache_get(cslot *c, const tok *t)
 {
-    cslot *e = &c[tok_hash(t->p, t->n) & (NCACHE - 1)];
-    return e->p && e->n == t->n && memcmp(e->p, t->p, t->n) == 0 ? e : NULL;
+    uint64_t k0, k1;
+    tok_key(t->p, t->n, &k0, &k1);
+    cslot *e = &c[key_hash(k0, k1, t->p, t->n) & (NCACHE - 1)];
+    if (!e->p || e->n != t->n || e->k0 != k0 || e->k1 != k1)
+        return NULL;
+    return t->n <= 16 || memcmp(e->p + 16, t->p + 16, t->n - 16) == 0 ? e : NULL;
 }
 
 static inline void cache_put(cslot *c, const tok *t, const char *stable, uint32_t id)
 {
-    cslot *e = &c[tok_hash(t->p, t->n) & (NCACHE - 1)];
+    uint64_t k0, k1;
+    tok_key(t->p, t->n, &k0, &k1);
+    cslot *e = &c[key_hash(k0, k1, t->p, t->n) & (NCACHE - 1)];
     e->p = stable;
     e->n = (uint32_t)t->n;
     e->id = id;
+    e->k0 = k0;
+    e->k1 = k1;
 }
 
 /* Split p[0..n) at spaces and tabs. p[n .. n+16) must be readable. Returns the number
