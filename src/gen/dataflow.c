@@ -352,12 +352,29 @@ static int abuf_grow(sim *s, df_acts *a, size_t need)
     return 0;
 }
 
+static int amark(sim *s, df_acts *a)
+{
+    if (a->nmarks == a->markcap) {
+        size_t cap = a->markcap;
+        void *p = a->marks;
+        if (lp_grow(&p, &cap, a->nmarks + 1, sizeof(df_amark)))
+            return fail_nomem(s);
+        a->marks = p;
+        a->markcap = cap;
+    }
+    a->marks[a->nmarks++] = (df_amark){a->n, a->last};
+    return 0;
+}
+
 /* Record activity [start, end] of type `type` on simulation worker i. */
 static inline void act_on(sim *s, uint32_t i, int64_t start, int64_t end, uint8_t type)
 {
     df_acts *a = &s->log->acts[i];
     if (a->n + 3 > a->cap && abuf_grow(s, a, a->n + 3))
         return;
+    if ((a->nacts & (DF_ACT_MARK - 1)) == 0 && a->nacts && amark(s, a))
+        return;
+    a->nacts++;
     uint64_t skip = (uint64_t)start - (uint64_t)a->last, len = (uint64_t)end - (uint64_t)start;
     if (skip < DF_FIT && len < DF_FIT) {
         a->wd[a->n++] = type | len << 4 | skip << 34;
@@ -1150,8 +1167,10 @@ size_t df_worker_name(const df_log *log, uint32_t i, char *buf)
 void df_log_release(df_log *log)
 {
     if (log->acts)
-        for (uint32_t i = 0; i <= log->nw; i++)
+        for (uint32_t i = 0; i <= log->nw; i++) {
             lp_free(log->acts[i].wd);
+            lp_free(log->acts[i].marks);
+        }
     lp_free(log->acts);
     lp_free(log->mb);
     lp_free(log->marks);

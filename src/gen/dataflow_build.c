@@ -131,8 +131,10 @@ static lp_status feed_acts(bctx *c, df_log *log, lp_error *err)
             st = lp_builder_activity(c->b, i, start, end, (uint16_t)type, op, 0, ++c->line, err);
         }
         lp_free(a->wd);
+        lp_free(a->marks);
         a->wd = NULL;
-        a->n = a->cap = 0;
+        a->marks = NULL;
+        a->n = a->cap = a->nacts = a->nmarks = a->markcap = 0;
     }
     return st;
 }

@@ -15,7 +15,7 @@
  *    unique. Decoding starts from (base_recv, base_id) at offset 0, or from marks[k] at
  *    message k * DF_MSG_MARK. About 12 bytes a message instead of 32.
  * Both outputs read only the log: the text one writes exactly what lp_lpt_write would
- * write for the built trace (tests/unit/test_gen.c checks it byte for byte).
+ * write for the built trace (tests/unit/test_gen_text.c checks it byte for byte).
  */
 #ifndef LP_GEN_DATAFLOW_INT_H
 #define LP_GEN_DATAFLOW_INT_H
@@ -31,10 +31,21 @@
 #define DF_ESCAPE 15u
 #define DF_FIT (UINT64_C(1) << 30)
 
+/* Where activity number j * DF_ACT_MARK (j >= 1) of a worker starts: its word index
+ * and the end of the activity before it (decoding can start there). */
+typedef struct df_amark {
+    size_t k;
+    int64_t last;
+} df_amark;
+#define DF_ACT_MARK 32768
+
 typedef struct df_acts {
     uint64_t *wd;      /* activity words */
     size_t n, cap;
     int64_t last;      /* end of the last activity */
+    size_t nacts;      /* activities */
+    df_amark *marks;   /* marks[j - 1]: before activity j * DF_ACT_MARK */
+    size_t nmarks, markcap;
 } df_acts;
 
 /* Decode the activity at wd[k], which follows one that ended at *last (0 for the

@@ -3,14 +3,14 @@
  * formatted by several threads.
  *
  * The output is byte for byte what lp_lpt_write writes for the trace that
- * lp_gen_dataflow_run builds from the same options (tests/unit/test_gen.c compares them
+ * lp_gen_dataflow_run builds from the same options (tests/unit/test_gen_text.c compares them
  * over many option sets): the header, a W record per worker in id order, the A records
  * worker by worker in start order (no gaps: the writer omits them), then the messages in
  * receive order, as M records or S/R pairs. Generated names never need escaping
  * (operator names are [A-Za-z0-9_.-] and cannot start with '#').
  *
  * Invariants: the output is cut into blocks (the header and W records; runs of at most
- * ACT_BLOCK activities of one worker; runs of DF_MSG_MARK messages), numbered in
+ * DF_ACT_MARK activities of one worker; runs of DF_MSG_MARK messages), numbered in
  * output order. Formatter threads claim blocks in order and format block b into slot
  * b % nslots once block b - nslots has been written; the calling thread writes the blocks
  * strictly in order. So the output does not depend on the number of threads, and memory
@@ -19,13 +19,12 @@
  */
 #include "dataflow_int.h"
 #include "longpole/alloc.h"
-#include "../core/util.h"
+#include "core/util.h"
 
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
-#define ACT_BLOCK 32768     /* activities per block */
 #define NAME_MAX_ 64        /* worker names: at most 31 + 1 + 4 bytes, see df_worker_name */
 #define SUFFIX_MAX 64       /* " <type> <operator>\n": at most 1 + 15 + 1 + 31 + 1 bytes */
 #define ACT_LINE_MAX (2 + NAME_MAX_ + 2 * 21 + SUFFIX_MAX)
@@ -97,22 +96,18 @@ static int make_blocks(tw *t)
         return -1;
     for (uint32_t w = 0; w < nwk; w++) {
         const df_acts *a = &l->acts[w];
-        size_t lo = 0, k = 0, n = 0;
-        int64_t last = 0, blast = 0;
-        while (k < a->n) {
-            int64_t start, end;
-            uint32_t type;
-            k = df_act_get(a->wd, k, &last, &start, &end, &type);
-            if (++n == ACT_BLOCK) {
-                if (add_block(t, (blk){BLK_ACTS, w, lo, k, blast, n}))
-                    return -1;
-                lo = k;
-                blast = last;
-                n = 0;
+        size_t lo = 0;
+        int64_t last = 0;
+        for (size_t j = 0; j <= a->nmarks; j++) { /* a block per mark (dataflow_int.h) */
+            size_t hi = j < a->nmarks ? a->marks[j].k : a->n;
+            size_t n = j < a->nmarks ? DF_ACT_MARK : a->nacts - a->nmarks * DF_ACT_MARK;
+            if (n && add_block(t, (blk){BLK_ACTS, w, lo, hi, last, n}))
+                return -1;
+            if (j < a->nmarks) {
+                lo = hi;
+                last = a->marks[j].last;
             }
         }
-        if (n && add_block(t, (blk){BLK_ACTS, w, lo, k, blast, n}))
-            return -1;
     }
     for (size_t k = 0; k < l->nmarks; k++) { /* a block per mark */
         size_t lo = k * DF_MSG_MARK, hi = l->nmsgs - lo > DF_MSG_MARK ? lo + DF_MSG_MARK : l->nmsgs;
