@@ -12,6 +12,8 @@
 #    (serve_client.py, raw sockets);
 #  - 500 concurrent connections (plus 100 idle ones) all get their answer, and the
 #    server still answers afterwards;
+#  - an analysis over --job-timeout answers 504 with its error object; more slow
+#    analyses than --jobs running and 64 waiting get 503 with Retry-After;
 #  - the rate limit answers 429 with Retry-After;
 #  - SIGTERM stops the server with exit 0 (under the sanitizer build: no leak, no error).
 # Every wait is bounded (timeout), so a hang fails the test. Skips (77) without python3
@@ -170,6 +172,33 @@ status /view/requests 200
 status /view/timeline 404
 same reqviews /api/skew skew --json "$tmp/req.csv"
 stop_server reqviews "$RPID"
+
+# ---- job limits: an analysis over --job-timeout is a 504; beyond --jobs running and 64
+# waiting, a 503 with Retry-After (the cache itself: tests/unit/test_cmdcache.c) -------------
+"$lp" generate dataflow --records 300000 --seed 9 -o "$tmp/big.lpt" || { echo "FAIL: generate big"; exit 1; }
+start_server jobs "$tmp/big.lpt" --no-views --jobs 1 --job-timeout 0.2 --rate 100000 --burst 100000
+JPID=$SPID
+status "/api/summary?window=100us" 504
+grep -q '"status":504' "$tmp/st.out" || { echo "FAIL: 504 without its error object: $(head -c 200 "$tmp/st.out")"; fail=1; }
+status "/api/summary?window=100us" 504
+for i in $(seq 100 169); do
+  curl -s --max-time 120 -o /dev/null -D "$tmp/busy.$i.hdr" -w "%{http_code}\n" \
+    "http://127.0.0.1:$PORT/api/summary?window=${i}us" > "$tmp/busy.$i" &
+done
+wait_n=0
+for i in $(seq 100 169); do
+  while [ ! -s "$tmp/busy.$i" ] && [ $wait_n -lt 1200 ]; do sleep 0.1; wait_n=$((wait_n + 1)); done
+done
+n503=$(cat "$tmp"/busy.1?? | grep -c '^503$')
+n504=$(cat "$tmp"/busy.1?? | grep -c '^504$')
+if [ "$n503" -lt 1 ] || [ $((n503 + n504)) -ne 70 ]; then
+  echo "FAIL: 70 slow analyses at once with --jobs 1: $n503 answered 503, $n504 answered 504"; fail=1
+else
+  echo "70 slow analyses at once with --jobs 1: $n503 answered 503, $n504 answered 504"
+fi
+grep -l '^HTTP/1.1 503' "$tmp"/busy.*.hdr 2>/dev/null | head -1 | xargs -r grep -qi '^retry-after: 5' \
+  || { echo "FAIL: 503 without Retry-After: 5"; fail=1; }
+stop_server jobs "$JPID"
 
 # ---- the rate limit --------------------------------------------------------------------------
 start_server limited "$tmp/df.lpt" --no-views --rate 2 --burst 5

@@ -4,7 +4,8 @@
 # events, exactly the stream's JSON lines: one "window" event per window object and one
 # "stream-window" per stream-window object, in the same order with the same bytes,
 # then the "overall" object and "end"; the event stream ends when the stream does.
-# A second client that connects late gets the same events from the hub's memory, and
+# A second client that connects late gets the same events from the hub's memory, one
+# that sends Last-Event-ID: 2 (a reconnecting EventSource) gets exactly those after, and
 # /api/stream/windows lists the window objects. The live page is HTML with a nonce
 # CSP. Bounded waits; skips (77) without python3 or curl.
 set -u
@@ -54,6 +55,9 @@ done
 curl -s --max-time 30 "${url}api/stream/windows" > "$tmp/windows.out" 3>&-
 curl -s -N --max-time 120 "${url}api/stream/events" > "$tmp/sse2.out" 3>&- &
 C2=$!; pids="$pids $C2"
+# a reconnecting client (EventSource sends the last id it saw): only what came after
+curl -s -N --max-time 120 -H 'Last-Event-ID: 2' "${url}api/stream/events" > "$tmp/sse3.out" 3>&- &
+C3=$!; pids="$pids $C3"
 sleep 0.5
 exec 3>&-
 for _ in $(seq 600); do kill -0 "$SP" 2>/dev/null || break; sleep 0.1; done
@@ -64,28 +68,34 @@ wait "$C1"; rc=$?
 [ "$rc" = 0 ] || { echo "FAIL: the event stream did not end cleanly (curl exit $rc)"; fail=1; }
 for _ in $(seq 300); do kill -0 "$C2" 2>/dev/null || break; sleep 0.1; done
 wait "$C2"
+for _ in $(seq 300); do kill -0 "$C3" 2>/dev/null || break; sleep 0.1; done
+wait "$C3"
 cmp -s "$tmp/sse1.out" "$tmp/sse2.out" || { echo "FAIL: a late client got other events"; fail=1; }
 nw=$(wc -l < "$tmp/windows.out")
 [ "$nw" -ge 3 ] || { echo "FAIL: /api/stream/windows listed $nw windows"; fail=1; }
 grep '"kind":"window"' "$tmp/stream.out" | head -n "$nw" | cmp -s - "$tmp/windows.out" \
   || { echo "FAIL: /api/stream/windows is not the stream's window lines"; fail=1; }
-python3 - "$tmp/sse1.out" "$tmp/stream.out" <<'EOF' || fail=1
+python3 - "$tmp/sse1.out" "$tmp/stream.out" "$tmp/sse3.out" <<'EOF' || fail=1
 import json, sys
-events, cur = [], {}
-for line in open(sys.argv[1], encoding="utf-8"):
-    line = line.rstrip("\n")
-    if line == "":
-        if cur:
-            events.append(cur)
-        cur = {}
-        continue
-    if line.startswith(":"):
-        continue
-    k, _, v = line.partition(": ")
-    if k == "data":
-        cur["data"] = cur["data"] + "\n" + v if "data" in cur else v
-    else:
-        cur[k] = v
+def parse(path):
+    events, cur = [], {}
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line == "":
+            if cur:
+                events.append(cur)
+            cur = {}
+            continue
+        if line.startswith(":"):
+            continue
+        k, _, v = line.partition(": ")
+        if k == "data":
+            cur["data"] = cur["data"] + "\n" + v if "data" in cur else v
+        else:
+            cur[k] = v
+    return events
+events = parse(sys.argv[1])
+resumed = parse(sys.argv[3])
 lines = [l.rstrip("\n") for l in open(sys.argv[2], encoding="utf-8")]
 kinds = [json.loads(l)["kind"] for l in lines]
 want = [l for l, k in zip(lines, kinds) if k in ("window", "stream-window", "overall")]
@@ -107,6 +117,9 @@ if names[:len(exp)] != exp or names[-1:] != ["end"]:
 ids = [int(e["id"]) for e in events]
 if ids != list(range(ids[0], ids[0] + len(ids))):
     errs.append("event ids are not consecutive")
+after = [e for e in events if int(e["id"]) > 2]
+if resumed != after:
+    errs.append(f"Last-Event-ID: 2 gave {len(resumed)} events (first id {resumed[0].get('id') if resumed else None}), not the {len(after)} after id 2")
 for e in errs:
     print("FAIL:", e)
 print(f"{len(events)} events for {nwin} windows")
