@@ -9,8 +9,12 @@
  *    op[k+1] is rebalance (round-robin per record, each worker continuing where its
  *    previous batch stopped) or keyed: each record goes to worker 0 (the hot key) with
  *    probability `skew`, else to a uniformly drawn worker, so worker 0 gets
- *    skew + (1-skew)/p of the records (one draw per record, 16 bits through a
- *    65536-slot table when every worker gets >= 64 slots, else exact 32-bit draws).
+ *    skew + (1-skew)/p of the records. For small jobs (p <= 16, tables of at most 2^20
+ *    entries) a buffer's counts are drawn at once: Bin(n, pi0) for worker 0, then the
+ *    rest over the others by conditional binomials (alias tables: p - 1 random numbers
+ *    a buffer, the same multinomial distribution); otherwise one draw per record, 16
+ *    bits through a 65536-slot table when every worker gets >= 64 slots, else exact
+ *    32-bit draws.
  *    Operators forward every record they receive (no filtering or expansion).
  *  - Sources (op[0]) read external input: batches of `batch` records become available
  *    to source i every batch * p0 / rate seconds (jittered), the first after
@@ -160,6 +164,15 @@ typedef struct gworker {
     int64_t ready_at;       /* time of the pending EV_READY, or NO_TIME */
 } gworker;
 
+/* Alias tables of binomial distributions Bin(m, theta_s) for stages s < nst and
+ * m <= batch: table (s, m) has m + 1 entries from off[s * (batch + 1) + m]. */
+typedef struct binom {
+    uint32_t nst, batch;
+    uint32_t *off;
+    uint32_t *thr;          /* keep the drawn index when the low 32 random bits are below */
+    uint32_t *alias;        /* else take this one */
+} binom;
+
 typedef struct sim {
     const lp_gen_dataflow *o;
     df_log *log;            /* where the records go */
@@ -199,6 +212,7 @@ typedef struct sim {
     uint64_t skew_thr;
     double skew_scale[LP_GEN_MAXOPS];
     uint16_t *ktab[LP_GEN_MAXOPS]; /* keyed routing: 16-bit draw -> worker, or NULL (exact draws) */
+    binom *btab[LP_GEN_MAXOPS];    /* keyed routing by counts (build_btab), or NULL */
     uint32_t batch;
 } sim;
 
@@ -538,6 +552,22 @@ static void route(sim *s, gworker *w, uint32_t n, int64_t t)
             }
             w->rr = j;
         }
+    } else if (s->btab[dop]) {
+        /* counts drawn at once (build_btab): the hot worker's Bin(n, pi0), then the rest
+         * spread uniformly over the cold workers by conditional binomials */
+        const binom *bt = s->btab[dop];
+        uint32_t m = n;
+        for (uint32_t j = 0; j + 1 < p; j++) {
+            uint64_t r = rnd(s);
+            uint32_t o = bt->off[j * (bt->batch + 1) + m];
+            uint32_t i = (uint32_t)(((r >> 32) * (m + 1)) >> 32);
+            uint32_t c = (uint32_t)r < bt->thr[o + i] ? i : bt->alias[o + i];
+            if (c)
+                chan_add(s, w, j, c, t);
+            m -= c;
+        }
+        if (m)
+            chan_add(s, w, p - 1, m, t);
     } else {
         uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
         const uint16_t *tab = s->ktab[dop];
@@ -963,6 +993,122 @@ lp_status df_validate(const lp_gen_dataflow *o, lp_error *err)
     return LP_OK;
 }
 
+/* Vose's alias table of weights w[0..n) (not all zero) into thr/alias: index i is kept
+ * when the low 32 random bits are below thr[i], else alias[i] is taken. Only IEEE
+ * +, -, *, / (no libm), so the tables, and the traces, are the same on every machine. */
+static void make_alias(const double *w, uint32_t n, double *scaled, uint32_t *small, uint32_t *large, uint32_t *thr,
+                       uint32_t *alias)
+{
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += w[i];
+    uint32_t ns = 0, nl = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        scaled[i] = w[i] * n / sum;
+        if (scaled[i] < 1.0)
+            small[ns++] = i;
+        else
+            large[nl++] = i;
+    }
+    while (ns && nl) {
+        uint32_t a = small[--ns], g = large[nl - 1];
+        thr[a] = (uint32_t)(scaled[a] * 4294967296.0);
+        alias[a] = g;
+        scaled[g] = (scaled[g] + scaled[a]) - 1.0;
+        if (scaled[g] < 1.0) {
+            nl--;
+            small[ns++] = g;
+        }
+    }
+    while (nl) { /* left over: (close to) 1 */
+        uint32_t g = large[--nl];
+        thr[g] = UINT32_MAX;
+        alias[g] = g;
+    }
+    while (ns) { /* rounding left these just below 1 */
+        uint32_t a = small[--ns];
+        thr[a] = UINT32_MAX;
+        alias[a] = a;
+    }
+}
+
+/* Binomial weights of Bin(m, theta), 0 < theta < 1, into w[0..m]: unnormalised, by the
+ * ratio of neighbours, rescaled before they overflow. */
+static void binom_weights(uint32_t m, double theta, double *w)
+{
+    double r = theta / (1.0 - theta);
+    w[0] = 1.0;
+    for (uint32_t k = 0; k < m; k++) {
+        w[k + 1] = w[k] * ((double)(m - k) / (double)(k + 1)) * r;
+        if (w[k + 1] > 1e280)
+            for (uint32_t i = 0; i <= k + 1; i++)
+                w[i] *= 1e-280;
+    }
+}
+
+/* Keyed routing into operator k by counts: a buffer of n records sends Bin(n, pi0) to
+ * the hot worker 0 (pi0 = skew + (1 - skew) / p) and spreads the rest uniformly over
+ * the others (worker j of the cold ones gets Bin(rest, 1 / (p - j))), which is the
+ * multinomial distribution of routing each record on its own, drawn with p - 1 random
+ * numbers instead of one per record. Only for small jobs: at most 16 workers and
+ * tables of at most 2^20 entries. */
+#define BTAB_MAXP 16
+#define BTAB_MAXENT (UINT32_C(1) << 20)
+static lp_status build_btab(sim *s, uint32_t k)
+{
+    uint32_t p = s->par[k], batch = s->batch, nst = p - 1;
+    uint64_t per = (uint64_t)(batch + 1) * (batch + 2) / 2, nent = per * nst;
+    if (p > BTAB_MAXP || p < 2 || nent > BTAB_MAXENT)
+        return LP_OK;
+    binom *bt = lp_calloc(1, sizeof *bt);
+    double *w = lp_malloc((size_t)(batch + 1) * sizeof *w), *sc = lp_malloc((size_t)(batch + 1) * sizeof *sc);
+    uint32_t *sm = lp_malloc((size_t)(batch + 1) * sizeof *sm), *lg = lp_malloc((size_t)(batch + 1) * sizeof *lg);
+    if (bt) {
+        bt->off = lp_malloc((size_t)nst * (batch + 1) * sizeof *bt->off);
+        bt->thr = lp_malloc((size_t)nent * sizeof *bt->thr);
+        bt->alias = lp_malloc((size_t)nent * sizeof *bt->alias);
+    }
+    if (!bt || !w || !sc || !sm || !lg || !bt->off || !bt->thr || !bt->alias) {
+        if (bt) {
+            lp_free(bt->off);
+            lp_free(bt->thr);
+            lp_free(bt->alias);
+        }
+        lp_free(bt);
+        lp_free(w);
+        lp_free(sc);
+        lp_free(sm);
+        lp_free(lg);
+        return fail_nomem(s);
+    }
+    bt->nst = nst;
+    bt->batch = batch;
+    double skew = s->o->skew, pi0 = skew + (1.0 - skew) / p;
+    uint32_t pos = 0;
+    for (uint32_t st = 0; st < nst; st++)
+        for (uint32_t m = 0; m <= batch; m++) {
+            double theta = st == 0 ? pi0 : 1.0 / (double)(p - st);
+            bt->off[st * (batch + 1) + m] = pos;
+            if (m == 0 || theta >= 1.0 || theta <= 0.0) { /* a sure outcome: all or none */
+                uint32_t sure = m == 0 || theta <= 0.0 ? 0 : m;
+                for (uint32_t i = 0; i <= m; i++) {
+                    bt->thr[pos + i] = 0;
+                    bt->alias[pos + i] = sure;
+                }
+            } else {
+                binom_weights(m, theta, w);
+                make_alias(w, m + 1, sc, sm, lg, bt->thr + pos, bt->alias + pos);
+            }
+            pos += m + 1;
+        }
+    lp_free(w);
+    lp_free(sc);
+    lp_free(sm);
+    lp_free(lg);
+    s->btab[k] = bt;
+    return LP_OK;
+}
+
 /* The routing table of keyed operator k: 65536 slots shared out in proportion to each
  * worker's probability (largest remainders first). Only when every cold worker gets at
  * least 64 slots (a relative error below 1/128); otherwise routing uses exact draws. */
@@ -1083,7 +1229,7 @@ static lp_status setup(sim *s)
         s->skew_scale[k] =
             s->skew_thr < (UINT64_C(1) << 32) ? (double)s->par[k] / (double)((UINT64_C(1) << 32) - s->skew_thr) : 0;
     for (uint32_t k = 1; k < o->nops; k++)
-        if (s->keyed[k] && build_ktab(s, k))
+        if (s->keyed[k] && (build_btab(s, k) || (!s->btab[k] && build_ktab(s, k))))
             return s->st;
     s->rng = o->seed;
     s->src_interval = (double)o->batch * s->par[0] / o->rate * 1e9;
@@ -1124,8 +1270,15 @@ static void release(sim *s)
     lp_free(s->heap);
     lp_free(s->pool);
     lp_free(s->freeslot);
-    for (uint32_t k = 0; k < LP_GEN_MAXOPS; k++)
+    for (uint32_t k = 0; k < LP_GEN_MAXOPS; k++) {
         lp_free(s->ktab[k]);
+        if (s->btab[k]) {
+            lp_free(s->btab[k]->off);
+            lp_free(s->btab[k]->thr);
+            lp_free(s->btab[k]->alias);
+            lp_free(s->btab[k]);
+        }
+    }
 }
 
 /* ---- the log and the run -------------------------------------------------------------- */

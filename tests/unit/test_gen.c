@@ -4,6 +4,9 @@
 #include "t.h"
 #include "tutil.h"
 
+#include <math.h>
+#include <stdlib.h>
+
 static lp_trace *gen(lp_gen_dataflow *o)
 {
     lp_trace *t = NULL;
@@ -97,6 +100,82 @@ static void test_skew(void)
     lp_trace_free(t);
 }
 
+/* Records each worker of the last (keyed) operator received: the data messages' bytes. */
+static void received(const lp_trace *t, const lp_gen_dataflow *o, uint64_t *cnt, uint32_t p)
+{
+    const char *last = o->ops[o->nops - 1].name;
+    for (uint32_t j = 0; j < p; j++)
+        cnt[j] = 0;
+    for (uint64_t m = 0; m < t->nmsgs; m++) {
+        const char *to = lp_trace_worker_name(t, t->mdst[m]);
+        size_t ln = strlen(last);
+        if (strncmp(to, last, ln) != 0 || to[ln] != '.' || !t->mattr[m])
+            continue;
+        uint32_t list = t->mattr[m], np = t->apool[list], j = (uint32_t)atoi(to + ln + 1);
+        uint64_t bytes = 0;
+        int data = 0;
+        for (uint32_t i = 0; i < np; i++) {
+            const char *k = lp_strtab_get(&t->strs, t->apool[list + 1 + 2 * i]);
+            const char *v = lp_strtab_get(&t->strs, t->apool[list + 2 + 2 * i]);
+            if (strcmp(k, "bytes") == 0)
+                bytes = strtoull(v, NULL, 10);
+            if (strcmp(k, "kind") == 0)
+                data = strcmp(v, "data") == 0;
+        }
+        if (data && j < p)
+            cnt[j] += bytes / o->record_bytes;
+    }
+}
+
+/* Keyed routing sends each record to worker 0 with probability skew + (1 - skew) / p and
+ * to each other worker with (1 - skew) / p, whichever way it is drawn (counts per buffer
+ * for small jobs, a 16-bit table or exact 32-bit draws for large ones): every share is
+ * within 5 standard errors (plus what the end leaves in open buffers) of the model. */
+static void test_keyed_shares(void)
+{
+    static const struct {
+        const char *ops;
+        double skew;
+        uint32_t batch;
+    } cases[] = {{"source:4,flatmap:4,count:4:keyed", 0, 64},  {"source:4,flatmap:4,count:4:keyed", 0.3, 64},
+                 {"source:2,flatmap:3,count:7:keyed", 0.9, 200}, {"source:2,flatmap:2,count:2:keyed", 0.5, 1},
+                 {"source:4,flatmap:4,count:20:keyed", 0.2, 64}, {"source:4,flatmap:4,count:300:keyed", 0.5, 64},
+                 {"source:3,count:5:keyed", 0.6, 1000}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        lp_gen_dataflow o;
+        lp_gen_dataflow_defaults(&o);
+        lp_error err;
+        CHECK(lp_gen_parse_ops(&o, cases[c].ops, &err) == LP_OK);
+        o.skew = cases[c].skew;
+        o.batch = cases[c].batch;
+        o.duration_ns = INT64_MAX / 4;
+        o.max_records = 400000;
+        o.checkpoint_ns = 0;
+        o.seed = 7 + c;
+        uint32_t p = o.ops[o.nops - 1].parallelism;
+        lp_trace *t = gen(&o);
+        CHECK(t != NULL);
+        if (!t)
+            continue;
+        uint64_t cnt[300], n = 0;
+        received(t, &o, cnt, p);
+        for (uint32_t j = 0; j < p; j++)
+            n += cnt[j];
+        CHECK(n > 10000);
+        uint64_t open = (uint64_t)o.ops[o.nops - 2].parallelism * p * o.batch; /* still in buffers at the end */
+        for (uint32_t j = 0; j < p && n; j++) {
+            double pi = (j == 0 ? o.skew : 0) + (1 - o.skew) / p;
+            double share = (double)cnt[j] / (double)n, se = sqrt(pi * (1 - pi) / (double)n);
+            double tol = 5 * se + (double)open / (double)n;
+            if (fabs(share - pi) > tol)
+                fprintf(stderr, "case %zu (%s skew %g): worker %u got %.5f of %llu records, expected %.5f +- %.5f\n", c,
+                        cases[c].ops, o.skew, j, share, (unsigned long long)n, pi, tol);
+            CHECK(fabs(share - pi) <= tol);
+        }
+        lp_trace_free(t);
+    }
+}
+
 static void test_backpressure(void)
 {
     lp_gen_dataflow o;
@@ -158,6 +237,7 @@ int main(void)
     test_deterministic_and_clean();
     test_records_limit();
     test_skew();
+    test_keyed_shares();
     test_backpressure();
     test_slow_worker_on_path();
     test_bad_ops();
