@@ -260,10 +260,13 @@ static inline int64_t dur(sim *s, double base)
     return clamp_ns(s->jit > 0 ? base * jitter(s) : base);
 }
 
-/* Branch-free (time, sequence) order: the outcome of heap comparisons is unpredictable. */
+/* Branch-free (time, sequence) order: the outcome of heap comparisons is unpredictable.
+ * Times are >= 0, so (t, k) compares as one unsigned 128-bit number (a compare and a
+ * subtract with borrow). */
+__extension__ typedef unsigned __int128 u128;
 static inline int h_less(const hent *a, const hent *b)
 {
-    return (a->t < b->t) | ((a->t == b->t) & (a->k < b->k));
+    return ((u128)(uint64_t)a->t << 64 | a->k) < ((u128)(uint64_t)b->t << 64 | b->k);
 }
 
 static void push(sim *s, int kind, int64_t t, int64_t sent, uint32_t from, uint32_t to, uint32_t ch, uint32_t n)
