@@ -156,6 +156,7 @@ int cmd_generate(int argc, char **argv)
     }
     if (!out)
         return cli_usage("generate", "no output given (-o FILE, or -o - for stdout)");
+    o.progress = cli_progress;
     lp_compression comp = ends_with(out, ".gz") ? LP_COMP_GZIP : ends_with(out, ".zst") ? LP_COMP_ZSTD : LP_COMP_NONE;
     int binary = ends_with(out, ".lptb") || ends_with(out, ".lptb.gz") || ends_with(out, ".lptb.zst");
     lp_status st;
@@ -169,6 +170,7 @@ int cmd_generate(int argc, char **argv)
         gen_text g = {&o, threads};
         st = lp_save_with(out, comp, write_text, &g, &err);
     }
+    cli_progress_done();
     if (st)
         return cli_fail("generate", &err);
     return LP_EXIT_OK;

@@ -51,6 +51,10 @@ typedef struct lp_gen_dataflow {
     double jitter;           /* relative random jitter of every duration, 0..1 */
     uint64_t seed;
     int halves;              /* write messages as S/R pairs instead of M records */
+    lp_progress_fn progress; /* optional: "simulating" (records made of max_records, or ms of
+                                job time of duration_ns), then "writing" (records written);
+                                non-zero cancels (LP_ERR_ARG) */
+    void *progress_ctx;
 } lp_gen_dataflow;
 
 /* Defaults: source:4:200,flatmap:4:2000,count:4:600 (ns per record; count keyed), 1 M

@@ -1355,6 +1355,7 @@ lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, l
         ev e;
         e.t = 0;
         int64_t tend = o->duration_ns;
+        uint64_t nev = 0;
         while (s.nheap && !s.st) {
             if (s.heap[0].t > o->duration_ns)
                 break;
@@ -1364,6 +1365,13 @@ lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, l
             }
             pop(&s, &e);
             handle(&s, &e);
+            if (o->progress && (++nev & 0xffff) == 0) {
+                int stop = o->max_records ? o->progress(o->progress_ctx, "simulating", s.nrec, o->max_records)
+                                          : o->progress(o->progress_ctx, "simulating", (uint64_t)(e.t / 1000000),
+                                                        (uint64_t)(o->duration_ns / 1000000));
+                if (stop && !s.st)
+                    s.st = lp_error_set(err, LP_ERR_ARG, "cancelled");
+            }
         }
         /* sources still waiting for input wait until the end */
         for (uint32_t i = 0; i < s.par[0] && !s.st; i++)

@@ -280,9 +280,19 @@ static void *formatter(void *arg)
     return NULL;
 }
 
+/* Report block b written (the header block counts its W records). */
+static int progress(const tw *t, uint64_t *done, size_t b, uint64_t total)
+{
+    *done += t->blocks[b].nrec;
+    return t->o->progress ? t->o->progress(t->o->progress_ctx, "writing", *done, total) : 0;
+}
+
 /* Write every block in order, formatted by `nthreads` threads (1: by this one). */
 static lp_status write_blocks(tw *t, FILE *out, unsigned nthreads, lp_error *err)
 {
+    uint64_t total = 0, done = 0;
+    for (size_t b = 0; b < t->nblocks; b++)
+        total += t->blocks[b].nrec;
     if (nthreads <= 1 || t->nblocks < 4) {
         slot sl = {NULL, 0, 0, 0};
         lp_status st = LP_OK;
@@ -291,6 +301,8 @@ static lp_status write_blocks(tw *t, FILE *out, unsigned nthreads, lp_error *err
                 st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
             else if (sl.len && fwrite(sl.buf, 1, sl.len, out) != sl.len)
                 st = lp_error_set(err, LP_ERR_IO, "write failed");
+            else if (progress(t, &done, b, total))
+                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
         }
         lp_free(sl.buf);
         return st;
@@ -319,6 +331,10 @@ static lp_status write_blocks(tw *t, FILE *out, unsigned nthreads, lp_error *err
                 break;
             if (sl->len && fwrite(sl->buf, 1, sl->len, out) != sl->len) {
                 st = lp_error_set(err, LP_ERR_IO, "write failed");
+                break;
+            }
+            if (progress(t, &done, b, total)) {
+                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
                 break;
             }
             pthread_mutex_lock(&t->mu);

@@ -190,6 +190,55 @@ static void test_invalid_options_and_errors(void)
     free(buf);
 }
 
+/* Progress: "simulating" then "writing", counts that only grow up to their totals; a
+ * non-zero return cancels (LP_ERR_ARG) in either phase. */
+typedef struct prog {
+    int sim, wr, cancel_in; /* calls per phase; cancel at the first call of phase 1 or 2 */
+    uint64_t last, total;
+    int bad;
+} prog;
+
+static int on_progress(void *ctx, const char *what, uint64_t done, uint64_t total)
+{
+    prog *p = ctx;
+    int phase = strcmp(what, "simulating") == 0 ? 1 : strcmp(what, "writing") == 0 ? 2 : 0;
+    if (!phase || (phase == 1 && p->wr) || done > total)
+        p->bad = 1;
+    if (phase == 2 && p->wr && done < p->last)
+        p->bad = 1;
+    p->last = done;
+    p->total = total;
+    phase == 1 ? p->sim++ : p->wr++;
+    return p->cancel_in == phase;
+}
+
+static void test_progress(void)
+{
+    lp_gen_dataflow o;
+    lp_gen_dataflow_defaults(&o);
+    o.max_records = 1500000;
+    o.duration_ns = INT64_MAX / 4;
+    o.progress = on_progress;
+    for (int cancel = 0; cancel <= 2; cancel++) {
+        prog p = {0, 0, cancel, 0, 0, 0};
+        o.progress_ctx = &p;
+        FILE *f = fopen("/dev/null", "w");
+        lp_error err;
+        lp_status st = lp_gen_dataflow_write(&o, f, 2, &err);
+        fclose(f);
+        CHECK(!p.bad);
+        if (cancel == 0) {
+            CHECK_EQ_I(st, LP_OK);
+            CHECK(p.sim > 0 && p.wr > 0);
+            CHECK(p.last == p.total); /* the last report is the whole output */
+        } else {
+            CHECK_EQ_I(st, LP_ERR_ARG);
+            CHECK_EQ_I(cancel == 1 ? p.sim : p.wr, 1);
+            CHECK(cancel == 2 || p.wr == 0);
+        }
+    }
+}
+
 /* Every allocation failing in turn: a clean LP_ERR_NOMEM, no crash, no leak. */
 static void test_out_of_memory(void)
 {
@@ -225,6 +274,7 @@ int main(void)
     test_threads_many_blocks();
     test_msg_codec();
     test_invalid_options_and_errors();
+    test_progress();
     test_out_of_memory();
     return t_done("test_gen_text");
 }
