@@ -26,6 +26,8 @@
 #endif
 
 #define LPT_BLOCK ((size_t)4 << 20)
+#define LPT_SMALL ((size_t)256 << 10) /* smallest chunk of a pipelined read */
+#define LPT_NCHUNKS 64                 /* chunks of a mid-sized file */
 #define LPT_MAXLINE ((size_t)16 << 20)
 #define LPT_MAXTOK 256
 #define LPT_PAD 64            /* readable bytes past the end of the data in the buffer */
@@ -622,10 +624,13 @@ static chunk *chunk_new(uint64_t hint)
         return NULL;
     c->cap = LPT_BLOCK;
     if (hint) {
-        size_t cap = (size_t)1 << 16;
-        while (cap < hint + 1 && cap < LPT_BLOCK)
+        /* a file below LPT_SMALL in one chunk (read inline); larger ones in about
+         * LPT_NCHUNKS chunks of LPT_SMALL to LPT_BLOCK bytes, so that the pipeline's
+         * start (the first chunk parsed alone) and end (the last consumed alone) are short */
+        size_t cap = (size_t)1 << 16, want = hint < LPT_SMALL ? hint + 1 : hint / LPT_NCHUNKS;
+        while (cap < want && cap < LPT_BLOCK)
             cap *= 2;
-        c->cap = cap;
+        c->cap = hint >= LPT_SMALL && cap < LPT_SMALL ? LPT_SMALL : cap;
     }
     c->buf = lp_malloc(c->cap + LPT_PAD);
     c->captk = c->cap / 64 > LPT_MAXTOK ? c->cap / 64 : LPT_MAXTOK;
