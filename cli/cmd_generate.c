@@ -36,13 +36,14 @@ const char cli_help_generate[] =
      "  --jitter J          relative duration jitter (default 0.2)\n"
      "  --halves            write messages as S/R halves\n"
      "  --seed N            (default 1)\n"
-     "  --threads N         threads formatting text output (default: one per CPU, at\n"
+     "  --threads N         threads formatting the output (default: one per CPU, at\n"
      "                      most 8; the output is the same for any number)\n"
      "  -o FILE             output; *.lptb binary, else text; .gz/.zst compress\n"
+     "  --to lpt|lptb       force the output kind (binary to stdout: -o - --to lptb)\n"
      "\n"
-     "Text output is written straight from the simulation (the trace is never built in\n"
-     "memory), exactly as `longpole convert` would write the same trace; binary output\n"
-     "builds the trace first (the format stores its derived columns).\n";
+     "Both kinds are written straight from the simulation (the trace is never built in\n"
+     "memory), exactly as `longpole convert` would write the same trace: the binary\n"
+     "form's gap activities are filled as the trace model fills them.\n";
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -59,6 +60,12 @@ static lp_status write_text(void *ctx, FILE *out, lp_error *err)
 {
     const gen_text *g = ctx;
     return lp_gen_dataflow_write(g->o, out, g->threads, err);
+}
+
+static lp_status write_bin(void *ctx, FILE *out, lp_error *err)
+{
+    const gen_text *g = ctx;
+    return lp_gen_dataflow_write_lptb(g->o, out, g->threads, err);
 }
 
 /* The embedded demo job: 4-4-4 WordCount-like, one slow flatmap worker, some key skew. */
@@ -82,7 +89,7 @@ int cmd_generate(int argc, char **argv)
     lp_gen_dataflow_defaults(&o);
     lp_error err;
     lp_error_clear(&err);
-    const char *out = NULL, *v;
+    const char *out = NULL, *v, *to = NULL;
     unsigned threads = 0;
     for (int i = 2; i < argc; i++) {
         int64_t d;
@@ -91,6 +98,9 @@ int cmd_generate(int argc, char **argv)
         if (cli_opt(argc, argv, &i, "-o", &out) || cli_opt(argc, argv, &i, "--output", &out)) {
             if (!out)
                 return cli_usage("generate", "-o needs a file name");
+        } else if (cli_opt(argc, argv, &i, "--to", &to)) {
+            if (!to || (strcmp(to, "lpt") && strcmp(to, "lptb")))
+                return cli_usage("generate", "--to takes lpt or lptb");
         } else if (cli_flag(argv, i, "--demo")) {
             demo_params(&o);
         } else if (cli_opt(argc, argv, &i, "--scenario", &v)) { /* SnailTrail §7.5 presets (scenario.h) */
@@ -158,18 +168,10 @@ int cmd_generate(int argc, char **argv)
         return cli_usage("generate", "no output given (-o FILE, or -o - for stdout)");
     o.progress = cli_progress;
     lp_compression comp = ends_with(out, ".gz") ? LP_COMP_GZIP : ends_with(out, ".zst") ? LP_COMP_ZSTD : LP_COMP_NONE;
-    int binary = ends_with(out, ".lptb") || ends_with(out, ".lptb.gz") || ends_with(out, ".lptb.zst");
-    lp_status st;
-    if (binary) {
-        lp_trace *t;
-        if (lp_gen_dataflow_run(&o, &t, &err))
-            return cli_fail("generate", &err);
-        st = lp_trace_save(t, out, 1, comp, &err);
-        lp_trace_free(t);
-    } else {
-        gen_text g = {&o, threads};
-        st = lp_save_with(out, comp, write_text, &g, &err);
-    }
+    int binary = to ? strcmp(to, "lptb") == 0
+                    : ends_with(out, ".lptb") || ends_with(out, ".lptb.gz") || ends_with(out, ".lptb.zst");
+    gen_text g = {&o, threads};
+    lp_status st = lp_save_with(out, comp, binary ? write_bin : write_text, &g, &err);
     cli_progress_done();
     if (st)
         return cli_fail("generate", &err);

@@ -78,5 +78,9 @@ lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error
  * the same options. Formatting runs on `threads` threads (0: one per online CPU, at
  * most 8); the output does not depend on their number. LP_ERR_IO if a write fails. */
 lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned threads, lp_error *err);
+/* The same as a .lptb binary file: byte for byte what lp_lptb_write writes for the trace
+ * lp_gen_dataflow_run makes, computed from the simulation's log (gap filling included)
+ * without building the trace. Memory: the log plus 16 bytes a message. */
+lp_status lp_gen_dataflow_write_lptb(const lp_gen_dataflow *o, FILE *out, unsigned threads, lp_error *err);
 
 #endif

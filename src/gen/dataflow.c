@@ -415,32 +415,11 @@ static void emit_msg(sim *s, const ev *e, uint32_t kind, uint32_t n)
     if (s->st)
         return;
     df_log *l = s->log;
-    if (l->mlen + DF_MSG_MAXLEN > l->mcap) {
-        size_t cap = l->mcap;
-        void *p = l->mb;
-        if (lp_grow(&p, &cap, l->mlen + DF_MSG_MAXLEN, 1)) {
-            fail_nomem(s);
-            return;
-        }
-        l->mb = p;
-        l->mcap = cap;
-    }
-    if (l->nmsgs % DF_MSG_MARK == 0) {
-        if (l->nmarks == l->markcap) {
-            size_t cap = l->markcap;
-            void *p = l->marks;
-            if (lp_grow(&p, &cap, l->nmarks + 1, sizeof(df_mark))) {
-                fail_nomem(s);
-                return;
-            }
-            l->marks = p;
-            l->markcap = cap;
-        }
-        l->marks[l->nmarks++] = (df_mark){l->mlen, l->cur_recv, l->cur_id};
-    }
     df_msg m = {e->t, e->d.sent, e->seq, e->d.from, e->d.to, kind, n};
-    l->mlen = (size_t)(df_msg_put(l->mb + l->mlen, &m, &l->cur_recv, &l->cur_id) - l->mb);
-    l->nmsgs++;
+    if (df_log_msg(l, &m)) {
+        fail_nomem(s);
+        return;
+    }
     s->nrec += s->o->halves ? 2 : 1;
     if (s->on_msgs && l->nmsgs >= s->chunk) {
         lp_status st = s->on_msgs(s->ctx, l, s->err);
@@ -1328,14 +1307,47 @@ void df_log_release(df_log *log)
             lp_free(log->acts[i].marks);
         }
     lp_free(log->acts);
-    lp_free(log->mb);
+    for (int f = 0; f < DF_NF; f++)
+        lp_free(log->ms[f]);
     lp_free(log->marks);
     memset(log, 0, sizeof *log);
 }
 
+int df_log_reserve(df_log *l)
+{
+    if (!l->room) {
+        size_t room = SIZE_MAX;
+        for (int f = 0; f < DF_NF; f++) {
+            if (l->mlen[f] + 64 * DF_VARINT_MAX > l->mcap[f]) {
+                void *p = l->ms[f];
+                if (lp_grow(&p, &l->mcap[f], l->mlen[f] + 64 * DF_VARINT_MAX, 1))
+                    return -1;
+                l->ms[f] = p;
+            }
+            size_t r = (l->mcap[f] - l->mlen[f]) / DF_VARINT_MAX;
+            room = r < room ? r : room;
+        }
+        l->room = room;
+    }
+    if (l->nmsgs % DF_MSG_MARK == 0) {
+        if (l->nmarks == l->markcap) {
+            void *p = l->marks;
+            if (lp_grow(&p, &l->markcap, l->nmarks + 1, sizeof(df_mark)))
+                return -1;
+            l->marks = p;
+        }
+        df_mark *mk = &l->marks[l->nmarks++];
+        memcpy(mk->off, l->mlen, sizeof mk->off);
+        mk->recv = l->cur_recv;
+        mk->id = l->cur_id;
+    }
+    return 0;
+}
+
 void df_log_drop(df_log *log)
 {
-    log->mlen = log->nmsgs = log->nmarks = 0;
+    memset(log->mlen, 0, sizeof log->mlen);
+    log->nmsgs = log->nmarks = log->room = 0;
     log->base_recv = log->cur_recv;
     log->base_id = log->cur_id;
 }

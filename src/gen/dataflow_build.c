@@ -1,6 +1,7 @@
 /* dataflow_build.c: lp_gen_dataflow_run (gen.h): the dataflow simulation's log
  * (dataflow_int.h) handed to lp_builder, so the generated trace passes every rule of
- * the model that a trace read from a file would.
+ * the model that a trace read from a file would; and the trace's names and attribute
+ * lists (df_names), which the direct binary writer (dataflow_bin.c) makes the same way.
  *
  * Invariants: workers are declared in simulation order before any record, so builder
  * worker ids equal simulation indices; messages reach the builder in chunks while the
@@ -18,18 +19,13 @@
 #define MSG_CHUNK 65536 /* messages handed to the builder at a time */
 
 typedef struct bctx {
-    lp_builder *b;
-    const lp_gen_dataflow *o;
-    uint32_t *dattr;             /* attribute list of a data message of n records (0 = not made) */
-    uint32_t kattr[DF_NKINDS];   /* attribute lists of the other kinds */
-    lp_str k_bytes, k_kind, v_data;
-    lp_str opname[LP_GEN_MAXOPS];
+    df_names nm;
     uint64_t line;               /* record number, for the builder's diagnostics */
 } bctx;
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
-static lp_status intern(bctx *c, const char *str, lp_str *id, lp_error *err)
+static lp_status intern(df_names *c, const char *str, lp_str *id, lp_error *err)
 {
     if (lp_strtab_intern(lp_builder_strtab(c->b), str, strlen(str), id))
         return nomem(err);
@@ -37,7 +33,7 @@ static lp_status intern(bctx *c, const char *str, lp_str *id, lp_error *err)
 }
 
 /* Attribute list "bytes=<bytes> kind=<kind>". */
-static lp_status make_attrs(bctx *c, uint64_t bytes, lp_str kind, uint32_t *list, lp_error *err)
+static lp_status make_attrs(df_names *c, uint64_t bytes, lp_str kind, uint32_t *list, lp_error *err)
 {
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%llu", (unsigned long long)bytes);
@@ -48,8 +44,11 @@ static lp_status make_attrs(bctx *c, uint64_t bytes, lp_str kind, uint32_t *list
     return lp_builder_attrs(c->b, kv, 2, list, err);
 }
 
-static lp_status setup(bctx *c, const df_log *log, lp_error *err)
+lp_status df_names_setup(df_names *c, lp_builder *b, const df_log *log, lp_error *err)
 {
+    memset(c, 0, sizeof *c);
+    c->b = b;
+    c->o = log->o;
     lp_status st = lp_builder_source(c->b, "dataflow", err);
     for (uint32_t k = 0; k < c->o->nops && !st; k++) /* the string table's order: as it always was */
         st = intern(c, c->o->ops[k].name, &c->opname[k], err);
@@ -79,36 +78,50 @@ static lp_status setup(bctx *c, const df_log *log, lp_error *err)
     return c->dattr ? LP_OK : nomem(err);
 }
 
+lp_status df_names_data(df_names *c, uint32_t n, uint32_t *list, lp_error *err)
+{
+    if (n > c->o->batch)
+        return lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: a buffer of %u records", n);
+    if (!c->dattr[n]) {
+        lp_status st = make_attrs(c, (uint64_t)n * c->o->record_bytes, c->v_data, &c->dattr[n], err);
+        if (st)
+            return st;
+    }
+    *list = c->dattr[n];
+    return LP_OK;
+}
+
+void df_names_release(df_names *c)
+{
+    lp_free(c->dattr);
+    c->dattr = NULL;
+}
+
 /* Hand the logged messages to the builder and empty the log's buffer. */
 static lp_status feed_msgs(void *ctx, df_log *log, lp_error *err)
 {
     bctx *c = ctx;
     lp_status st = LP_OK;
-    const uint8_t *p = log->mb;
-    int64_t recv = log->base_recv;
-    uint64_t id = log->base_id;
+    df_rd rd;
+    df_rd_start(&rd, log);
     for (size_t i = 0; i < log->nmsgs && !st; i++) {
         df_msg msg;
         const df_msg *m = &msg;
-        p = df_msg_get(p, &msg, &recv, &id);
+        df_rd_msg(&rd, &msg);
         uint32_t kind = m->kind, attrs;
         if (kind == DF_DATA) {
-            uint32_t n = m->n;
-            if (n > c->o->batch)
-                return lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: a buffer of %u records", n);
-            if (!c->dattr[n] &&
-                (st = make_attrs(c, (uint64_t)n * c->o->record_bytes, c->v_data, &c->dattr[n], err)))
+            if ((st = df_names_data(&c->nm, m->n, &attrs, err)))
                 break;
-            attrs = c->dattr[n];
         } else {
-            attrs = c->kattr[kind];
+            attrs = c->nm.kattr[kind];
         }
-        if (c->o->halves) {
-            st = lp_builder_send(c->b, m->from, m->sent, m->to, m->id, attrs, ++c->line, err);
+        lp_builder *b = c->nm.b;
+        if (c->nm.o->halves) {
+            st = lp_builder_send(b, m->from, m->sent, m->to, m->id, attrs, ++c->line, err);
             if (!st)
-                st = lp_builder_recv(c->b, m->to, m->recv, m->from, m->id, 0, ++c->line, err);
+                st = lp_builder_recv(b, m->to, m->recv, m->from, m->id, 0, ++c->line, err);
         } else {
-            st = lp_builder_message(c->b, m->from, m->sent, m->to, m->recv, m->id, attrs, ++c->line, err);
+            st = lp_builder_message(b, m->from, m->sent, m->to, m->recv, m->id, attrs, ++c->line, err);
         }
     }
     df_log_drop(log);
@@ -122,13 +135,13 @@ static lp_status feed_acts(bctx *c, df_log *log, lp_error *err)
     for (uint32_t i = 0; i <= log->nw && !st; i++) {
         df_acts *a = &log->acts[i];
         uint32_t k = df_worker_op(log, i);
-        lp_str op = k < c->o->nops ? c->opname[k] : LP_STR_NONE;
+        lp_str op = k < c->nm.o->nops ? c->nm.opname[k] : LP_STR_NONE;
         int64_t last = 0;
         for (size_t j = 0; j < a->n && !st;) {
             int64_t start, end;
             uint32_t type;
             j = df_act_get(a->wd, j, &last, &start, &end, &type);
-            st = lp_builder_activity(c->b, i, start, end, (uint16_t)type, op, 0, ++c->line, err);
+            st = lp_builder_activity(c->nm.b, i, start, end, (uint16_t)type, op, 0, ++c->line, err);
         }
         lp_free(a->wd);
         lp_free(a->marks);
@@ -151,25 +164,25 @@ lp_status lp_gen_dataflow_run(const lp_gen_dataflow *o, lp_trace **out, lp_error
     lp_diags_init(&ds, 10);
     bctx c;
     memset(&c, 0, sizeof c);
-    c.o = o;
     df_log log;
-    if ((st = df_log_init(&log, o, err)) || (st = lp_builder_new(&c.b, &ds, NULL, err))) {
+    lp_builder *b = NULL;
+    if ((st = df_log_init(&log, o, err)) || (st = lp_builder_new(&b, &ds, NULL, err))) {
         df_log_release(&log);
         lp_diags_release(&ds);
         return st;
     }
-    if (!(st = setup(&c, &log, err)) && !(st = df_simulate(&log, feed_msgs, &c, MSG_CHUNK, err)) &&
+    if (!(st = df_names_setup(&c.nm, b, &log, err)) && !(st = df_simulate(&log, feed_msgs, &c, MSG_CHUNK, err)) &&
         !(st = feed_acts(&c, &log, err)))
         st = feed_msgs(&c, &log, err);
     df_log_release(&log);
-    lp_free(c.dattr);
+    df_names_release(&c.nm);
     if (st) {
-        lp_builder_free(c.b);
+        lp_builder_free(b);
         lp_diags_release(&ds);
         return st;
     }
     lp_trace *t;
-    st = lp_builder_finish(c.b, &t, err);
+    st = lp_builder_finish(b, &t, err);
     if (st) {
         lp_diags_release(&ds);
         return st;

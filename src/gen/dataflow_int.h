@@ -1,6 +1,7 @@
 /* dataflow_int.h: the dataflow generator's record log, between the simulation
- * (dataflow.c) and its two outputs: a trace built through lp_builder (dataflow_build.c),
- * or .lpt text written straight from the log by several threads (dataflow_text.c).
+ * (dataflow.c) and its outputs: a trace built through lp_builder (dataflow_build.c),
+ * or .lpt text (dataflow_text.c) or .lptb (dataflow_bin.c) written straight from the
+ * log by several threads.
  *
  * Invariants
  *  - Simulation worker i < nw is "<name of its operator k>.<i - opfirst[k]>"; worker nw,
@@ -8,14 +9,17 @@
  *    in that order, before any record), so both outputs name workers alike.
  *  - acts[i] holds worker i's activities in start order, never overlapping, as packed
  *    words (df_act_* below); `last` is the end of the last one.
- *  - The message stream mb[0, mlen) holds nmsgs messages in receive (emission) order,
- *    each as six LEB128 varints (df_msg_put): receive time minus the previous message's
- *    (zigzag), receive minus send time, id minus the previous id (zigzag), sender,
- *    receiver, kind | records << 3. Per sender send times are in order too; ids are
- *    unique. Decoding starts from (base_recv, base_id) at offset 0, or from marks[k] at
- *    message k * DF_MSG_MARK. About 12 bytes a message instead of 32.
- * Both outputs read only the log: the text one writes exactly what lp_lpt_write would
- * write for the built trace (tests/unit/test_gen_text.c checks it byte for byte).
+ *  - The message log holds nmsgs messages in receive (emission) order, field by field:
+ *    six LEB128 varint streams ms[f][0, mlen[f]) (DF_F_*): receive time minus the
+ *    previous message's (zigzag), receive minus send time, id minus the previous id
+ *    (zigzag), sender, receiver, kind | records << 3. A reader of one field reads only
+ *    its stream (the binary writer formats a column at a time). Per sender send times
+ *    are in order too; ids are unique. Decoding starts from (base_recv, base_id) at
+ *    offset 0 of every stream, or from marks[k] at message k * DF_MSG_MARK. About 12
+ *    bytes a message instead of 32.
+ * The outputs read only the log: the text one writes exactly what lp_lpt_write would
+ * write for the built trace (tests/unit/test_gen_direct.c checks it byte for byte), the
+ * binary one (dataflow_bin.c) exactly what lp_lptb_write would.
  */
 #ifndef LP_GEN_DATAFLOW_INT_H
 #define LP_GEN_DATAFLOW_INT_H
@@ -81,15 +85,18 @@ typedef struct df_msg {
     uint32_t kind, n;  /* DF_*; records of a data message */
 } df_msg;
 
-/* Decoder state before a message: its offset in the stream, the previous receive time
- * and id. */
+/* Message fields, one varint stream each. */
+enum { DF_F_RECV, DF_F_LAT, DF_F_ID, DF_F_FROM, DF_F_TO, DF_F_KIND, DF_NF };
+
+/* Decoder state before a message: its offset in each stream, the previous receive
+ * time and id. */
 typedef struct df_mark {
-    size_t off;
+    size_t off[DF_NF];
     int64_t recv;
     uint64_t id;
 } df_mark;
 #define DF_MSG_MARK 16384 /* a mark every this many messages */
-#define DF_MSG_MAXLEN 60  /* bytes of one encoded message, at most */
+#define DF_VARINT_MAX 10  /* bytes of one encoded field, at most */
 
 typedef struct df_log {
     const lp_gen_dataflow *o;    /* the (validated) options: operator names */
@@ -97,14 +104,33 @@ typedef struct df_log {
     int has_jm;                  /* worker nw is the job manager */
     uint32_t opfirst[LP_GEN_MAXOPS + 1]; /* first worker of each operator; opfirst[nops] = nw */
     df_acts *acts;               /* nw + 1 entries */
-    uint8_t *mb;                 /* the message stream */
-    size_t mlen, mcap;
-    size_t nmsgs;                /* messages in mb */
+    uint8_t *ms[DF_NF];          /* the message log, a stream per field */
+    size_t mlen[DF_NF], mcap[DF_NF];
+    size_t room;                 /* messages that fit in every stream without growing it */
+    size_t nmsgs;                /* messages in the log */
     int64_t base_recv, cur_recv; /* decoder state at offset 0; encoder state at mlen */
     uint64_t base_id, cur_id;
     df_mark *marks;              /* marks[k]: state before message k * DF_MSG_MARK */
     size_t nmarks, markcap;
 } df_log;
+
+/* The trace's names and attribute lists, made through an lp_builder in the order the
+ * built trace has them: built-in types, operators, workers (ids = simulation indices),
+ * the message attribute keys and kinds, the non-data kinds' lists, then a data list
+ * per buffer size in the order the sizes first appear in the message stream. */
+typedef struct df_names {
+    lp_builder *b;
+    const lp_gen_dataflow *o;
+    uint32_t *dattr;             /* [batch + 1]: list of a data message of n records (0 = not made) */
+    uint32_t kattr[DF_NKINDS];   /* lists of the other kinds */
+    lp_str k_bytes, k_kind, v_data;
+    lp_str opname[LP_GEN_MAXOPS];
+} df_names;
+/* Declare the workers of log and make the fixed names in b. */
+lp_status df_names_setup(df_names *c, lp_builder *b, const df_log *log, lp_error *err);
+/* The attribute list of a data message of n <= batch records, made on first use. */
+lp_status df_names_data(df_names *c, uint32_t n, uint32_t *list, lp_error *err);
+void df_names_release(df_names *c);
 
 /* Check the options (LP_ERR_ARG / LP_ERR_LIMIT with the reason). */
 lp_status df_validate(const lp_gen_dataflow *o, lp_error *err);
@@ -120,8 +146,11 @@ uint32_t df_worker_op(const df_log *log, uint32_t i);
 typedef lp_status (*df_msg_fn)(void *ctx, df_log *log, lp_error *err);
 lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, lp_error *err);
 void df_log_release(df_log *log);
-/* Forget the messages of the stream (they were consumed): it restarts empty. */
+/* Forget the logged messages (they were consumed): the log restarts empty. */
 void df_log_drop(df_log *log);
+/* Room in the log for the next message, and its mark when one is due (df_log_msg);
+ * -1 when out of memory. */
+int df_log_reserve(df_log *log);
 
 static inline uint8_t *df_put_(uint8_t *p, uint64_t v)
 {
@@ -135,8 +164,21 @@ static inline uint8_t *df_put_(uint8_t *p, uint64_t v)
 
 static inline const uint8_t *df_get_(const uint8_t *p, uint64_t *v)
 {
-    uint64_t x = *p & 0x7f;
-    for (unsigned sh = 7; *p++ & 0x80; sh += 7)
+    if (p[0] < 0x80) { /* the common lengths first: worker ids, kinds, id steps; times */
+        *v = p[0];
+        return p + 1;
+    }
+    if (p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        return p + 2;
+    }
+    if (p[2] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)p[2] << 14;
+        return p + 3;
+    }
+    uint64_t x = (uint64_t)(p[0] & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7 | (uint64_t)(p[2] & 0x7f) << 14;
+    p += 2;
+    for (unsigned sh = 21; *p++ & 0x80; sh += 7)
         x |= (uint64_t)(*p & 0x7f) << sh;
     *v = x;
     return p;
@@ -145,40 +187,82 @@ static inline const uint8_t *df_get_(const uint8_t *p, uint64_t *v)
 static inline uint64_t df_zz_(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t df_unzz_(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
-/* Encode message m at p (room for DF_MSG_MAXLEN bytes) after (*recv, *id); updates them. */
-static inline uint8_t *df_msg_put(uint8_t *p, const df_msg *m, int64_t *recv, uint64_t *id)
+/* Append message m (and a mark when one is due); -1 when out of memory. */
+static inline int df_log_msg(df_log *l, const df_msg *m)
 {
-    p = df_put_(p, df_zz_((int64_t)((uint64_t)m->recv - (uint64_t)*recv)));
-    p = df_put_(p, (uint64_t)m->recv - (uint64_t)m->sent);
-    p = df_put_(p, df_zz_((int64_t)(m->id - *id)));
-    p = df_put_(p, m->from);
-    p = df_put_(p, m->to);
-    p = df_put_(p, (uint64_t)m->kind | (uint64_t)m->n << 3);
-    *recv = m->recv;
-    *id = m->id;
-    return p;
+    if ((!l->room || l->nmsgs % DF_MSG_MARK == 0) && df_log_reserve(l))
+        return -1;
+    uint64_t v[DF_NF] = {df_zz_((int64_t)((uint64_t)m->recv - (uint64_t)l->cur_recv)),
+                         (uint64_t)m->recv - (uint64_t)m->sent,
+                         df_zz_((int64_t)(m->id - l->cur_id)),
+                         m->from,
+                         m->to,
+                         (uint64_t)m->kind | (uint64_t)m->n << 3};
+    for (int f = 0; f < DF_NF; f++)
+        l->mlen[f] = (size_t)(df_put_(l->ms[f] + l->mlen[f], v[f]) - l->ms[f]);
+    l->cur_recv = m->recv;
+    l->cur_id = m->id;
+    l->nmsgs++;
+    l->room--;
+    return 0;
 }
 
-/* Decode the message at p after (*recv, *id); updates them. */
-static inline const uint8_t *df_msg_get(const uint8_t *p, df_msg *m, int64_t *recv, uint64_t *id)
+/* Reading the message log, field by field or whole messages. */
+typedef struct df_rd {
+    const uint8_t *p[DF_NF];
+    int64_t recv;  /* the previous message's receive time and id */
+    uint64_t id;
+} df_rd;
+
+/* Start before message k * DF_MSG_MARK (k < nmarks). */
+static inline void df_rd_mark(df_rd *r, const df_log *l, size_t k)
+{
+    const df_mark *mk = &l->marks[k];
+    for (int f = 0; f < DF_NF; f++)
+        r->p[f] = l->ms[f] + mk->off[f];
+    r->recv = mk->recv;
+    r->id = mk->id;
+}
+
+/* Start at the first message of the log. */
+static inline void df_rd_start(df_rd *r, const df_log *l)
+{
+    for (int f = 0; f < DF_NF; f++)
+        r->p[f] = l->ms[f];
+    r->recv = l->base_recv;
+    r->id = l->base_id;
+}
+
+/* The next message's field f as stored (DF_F_FROM, DF_F_TO, DF_F_KIND are plain values). */
+static inline uint64_t df_rd_field(df_rd *r, int f)
 {
     uint64_t v;
-    p = df_get_(p, &v);
-    m->recv = (int64_t)((uint64_t)*recv + (uint64_t)df_unzz_(v));
-    p = df_get_(p, &v);
-    m->sent = (int64_t)((uint64_t)m->recv - v);
-    p = df_get_(p, &v);
-    m->id = *id + (uint64_t)df_unzz_(v);
-    p = df_get_(p, &v);
-    m->from = (uint32_t)v;
-    p = df_get_(p, &v);
-    m->to = (uint32_t)v;
-    p = df_get_(p, &v);
-    m->kind = (uint32_t)(v & 7);
-    m->n = (uint32_t)(v >> 3);
-    *recv = m->recv;
-    *id = m->id;
-    return p;
+    r->p[f] = df_get_(r->p[f], &v);
+    return v;
+}
+/* The next message's receive time. */
+static inline int64_t df_rd_recv(df_rd *r)
+{
+    r->recv = (int64_t)((uint64_t)r->recv + (uint64_t)df_unzz_(df_rd_field(r, DF_F_RECV)));
+    return r->recv;
+}
+/* The next message's id. */
+static inline uint64_t df_rd_id(df_rd *r)
+{
+    r->id += (uint64_t)df_unzz_(df_rd_field(r, DF_F_ID));
+    return r->id;
+}
+/* The next message whole. */
+static inline void df_rd_msg(df_rd *r, df_msg *m)
+{
+    m->recv = df_rd_recv(r);
+    m->sent = (int64_t)((uint64_t)m->recv - df_rd_field(r, DF_F_LAT));
+    m->id = df_rd_id(r);
+    m->from = (uint32_t)df_rd_field(r, DF_F_FROM);
+    m->to = (uint32_t)df_rd_field(r, DF_F_TO);
+    uint64_t k = df_rd_field(r, DF_F_KIND);
+    m->kind = (uint32_t)(k & 7);
+    m->n = (uint32_t)(k >> 3);
 }
 
 #endif

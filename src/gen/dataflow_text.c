@@ -11,25 +11,21 @@
  *
  * Invariants: the output is cut into blocks (the header and W records; runs of at most
  * DF_ACT_MARK activities of one worker; runs of DF_MSG_MARK messages), numbered in
- * output order. Formatter threads claim blocks in order and format block b into slot
- * b % nslots once block b - nslots has been written; the calling thread writes the blocks
- * strictly in order. So the output does not depend on the number of threads, and memory
- * beyond the log is nslots buffers of one block's text. The first failure (memory, I/O)
- * stops every thread.
+ * output order and run through the ordered pipeline (core/opipe.h): formatted by several
+ * threads, written strictly in order. So the output does not depend on the number of
+ * threads, and memory beyond the log is a few buffers of one block's text.
  */
 #include "dataflow_int.h"
 #include "longpole/alloc.h"
+#include "core/opipe.h"
 #include "core/util.h"
 
-#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NAME_MAX_ 64        /* worker names: at most 31 + 1 + 4 bytes, see df_worker_name */
 #define SUFFIX_MAX 64       /* " <type> <operator>\n": at most 1 + 15 + 1 + 31 + 1 bytes */
 #define ACT_LINE_MAX (2 + NAME_MAX_ + 2 * 21 + SUFFIX_MAX)
 #define MSG_LINE_MAX (2 * (2 + 2 * NAME_MAX_ + 3 * 21 + 4) + 48)
-#define MAX_THREADS 8
 
 enum { BLK_HEADER, BLK_ACTS, BLK_MSGS };
 
@@ -41,12 +37,6 @@ typedef struct blk {
     size_t nrec;        /* records in the block, for its size bound */
 } blk;
 
-typedef struct slot {
-    char *buf;
-    size_t len, cap;
-    size_t ready;       /* 1 + the block formatted here, 0 = none yet */
-} slot;
-
 typedef struct tw {
     const df_log *log;
     const lp_gen_dataflow *o;
@@ -56,14 +46,8 @@ typedef struct tw {
     uint8_t *namelen;
     char (*suffix)[LP_TYPE_NBUILTIN][SUFFIX_MAX]; /* per operator (nops = job manager): " <type>[ <op>]\n" */
     uint8_t (*suflen)[LP_TYPE_NBUILTIN];
-    pthread_mutex_t mu;
-    pthread_cond_t ready_cv, free_cv;
-    size_t next;                 /* next block to claim */
-    size_t written;              /* blocks written */
-    slot *slots;
-    unsigned nslots;
-    int failed;                  /* stop everything */
-    lp_status st;                /* the first failure's status (a formatter's; I/O is the writer's) */
+    FILE *out;
+    uint64_t done, total;        /* records written, records in all (progress) */
 } tw;
 
 /* " kind=<kind>\n", copied 16 bytes at a time */
@@ -127,8 +111,7 @@ static inline char *put(char *p, const char *s, size_t n)
 
 /* Copy a string of n <= K bytes from a buffer with K readable bytes as K bytes (a few
  * vector moves; a variable-length copy costs more for short strings): the output
- * buffers keep SLACK bytes after each block's bound. */
-#define SLACK 128
+ * buffers keep LP_OPIPE_SLACK bytes after each block's bound. */
 #define PUTK(p, s, n, K) (memcpy((p), (s), (K)), (p) + (n))
 
 static char *fmt_header(const tw *t, char *p)
@@ -172,14 +155,12 @@ static char *fmt_acts(const tw *t, const blk *b, char *p)
 static char *fmt_msgs(const tw *t, const blk *b, char *p)
 {
     const df_log *l = t->log;
-    const df_mark *mk = &l->marks[b->w];
-    const uint8_t *q = l->mb + mk->off;
-    int64_t prev_recv = mk->recv;
-    uint64_t prev_id = mk->id;
+    df_rd rd;
+    df_rd_mark(&rd, l, b->w);
     for (size_t i = b->lo; i < b->hi; i++) {
         df_msg msg;
         const df_msg *m = &msg;
-        q = df_msg_get(q, &msg, &prev_recv, &prev_id);
+        df_rd_msg(&rd, &msg);
         uint64_t id = m->id;
         uint32_t kind = m->kind < DF_NKINDS ? m->kind : DF_DATA;
         uint64_t bytes = kind == DF_DATA    ? (uint64_t)m->n * t->o->record_bytes
@@ -226,137 +207,32 @@ static char *fmt_msgs(const tw *t, const blk *b, char *p)
     return p;
 }
 
-static size_t block_bound(const blk *b)
+static size_t block_bound(void *ctx, size_t bi)
 {
+    const blk *b = &((const tw *)ctx)->blocks[bi];
     return b->kind == BLK_HEADER ? 17 + b->nrec * (NAME_MAX_ + 3)
            : b->kind == BLK_ACTS ? b->nrec * ACT_LINE_MAX
                                  : b->nrec * MSG_LINE_MAX;
 }
 
-/* Format block bi into sl; -1 when out of memory. */
-static int format(const tw *t, size_t bi, slot *sl)
+static size_t format(void *ctx, size_t bi, char *buf)
 {
+    const tw *t = ctx;
     const blk *b = &t->blocks[bi];
-    size_t need = block_bound(b) + SLACK;
-    if (need > sl->cap) {
-        char *nb = lp_realloc(sl->buf, need);
-        if (!nb)
-            return -1;
-        sl->buf = nb;
-        sl->cap = need;
-    }
-    char *p = sl->buf;
-    p = b->kind == BLK_HEADER ? fmt_header(t, p) : b->kind == BLK_ACTS ? fmt_acts(t, b, p) : fmt_msgs(t, b, p);
-    sl->len = (size_t)(p - sl->buf);
-    return 0;
+    char *p = b->kind == BLK_HEADER ? fmt_header(t, buf) : b->kind == BLK_ACTS ? fmt_acts(t, b, buf) : fmt_msgs(t, b, buf);
+    return (size_t)(p - buf);
 }
 
-/* ---- threads --------------------------------------------------------------------------- */
-
-static void *formatter(void *arg)
+/* Write block bi (in order) and report progress (the header block counts its W records). */
+static lp_status sink(void *ctx, size_t bi, const char *buf, size_t len, lp_error *err)
 {
-    tw *t = arg;
-    pthread_mutex_lock(&t->mu);
-    while (!t->failed && t->next < t->nblocks) {
-        size_t b = t->next++;
-        slot *sl = &t->slots[b % t->nslots];
-        while (!t->failed && b >= t->written + t->nslots)
-            pthread_cond_wait(&t->free_cv, &t->mu);
-        if (t->failed)
-            break;
-        pthread_mutex_unlock(&t->mu);
-        int rc = format(t, b, sl);
-        pthread_mutex_lock(&t->mu);
-        if (rc) {
-            t->failed = 1;
-            t->st = LP_ERR_NOMEM;
-            pthread_cond_broadcast(&t->free_cv);
-        } else {
-            sl->ready = b + 1;
-        }
-        pthread_cond_broadcast(&t->ready_cv);
-    }
-    pthread_mutex_unlock(&t->mu);
-    return NULL;
-}
-
-/* Report block b written (the header block counts its W records). */
-static int progress(const tw *t, uint64_t *done, size_t b, uint64_t total)
-{
-    *done += t->blocks[b].nrec;
-    return t->o->progress ? t->o->progress(t->o->progress_ctx, "writing", *done, total) : 0;
-}
-
-/* Write every block in order, formatted by `nthreads` threads (1: by this one). */
-static lp_status write_blocks(tw *t, FILE *out, unsigned nthreads, lp_error *err)
-{
-    uint64_t total = 0, done = 0;
-    for (size_t b = 0; b < t->nblocks; b++)
-        total += t->blocks[b].nrec;
-    if (nthreads <= 1 || t->nblocks < 4) {
-        slot sl = {NULL, 0, 0, 0};
-        lp_status st = LP_OK;
-        for (size_t b = 0; b < t->nblocks && !st; b++) {
-            if (format(t, b, &sl))
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            else if (sl.len && fwrite(sl.buf, 1, sl.len, out) != sl.len)
-                st = lp_error_set(err, LP_ERR_IO, "write failed");
-            else if (progress(t, &done, b, total))
-                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
-        }
-        lp_free(sl.buf);
-        return st;
-    }
-    t->nslots = 2 * nthreads + 2;
-    t->slots = lp_calloc(t->nslots, sizeof *t->slots);
-    if (!t->slots)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    pthread_t th[MAX_THREADS];
-    unsigned started = 0;
-    lp_status st = LP_OK;
-    for (; started < nthreads; started++)
-        if (pthread_create(&th[started], NULL, formatter, t) != 0)
-            break;
-    if (!started) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "cannot start a formatting thread");
-    } else {
-        for (size_t b = 0; b < t->nblocks; b++) {
-            slot *sl = &t->slots[b % t->nslots];
-            pthread_mutex_lock(&t->mu);
-            while (!t->failed && sl->ready != b + 1)
-                pthread_cond_wait(&t->ready_cv, &t->mu);
-            int failed = t->failed;
-            pthread_mutex_unlock(&t->mu);
-            if (failed)
-                break;
-            if (sl->len && fwrite(sl->buf, 1, sl->len, out) != sl->len) {
-                st = lp_error_set(err, LP_ERR_IO, "write failed");
-                break;
-            }
-            if (progress(t, &done, b, total)) {
-                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
-                break;
-            }
-            pthread_mutex_lock(&t->mu);
-            t->written = b + 1;
-            pthread_cond_broadcast(&t->free_cv);
-            pthread_mutex_unlock(&t->mu);
-        }
-    }
-    pthread_mutex_lock(&t->mu);
-    if (st || t->written < t->nblocks)
-        t->failed = 1;
-    pthread_cond_broadcast(&t->free_cv);
-    pthread_cond_broadcast(&t->ready_cv);
-    pthread_mutex_unlock(&t->mu);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    if (!st && t->st)
-        st = lp_error_set(err, t->st, "out of memory");
-    for (unsigned i = 0; i < t->nslots; i++)
-        lp_free(t->slots[i].buf);
-    lp_free(t->slots);
-    return st;
+    tw *t = ctx;
+    if (len && fwrite(buf, 1, len, t->out) != len)
+        return lp_error_set(err, LP_ERR_IO, "write failed");
+    t->done += t->blocks[bi].nrec;
+    if (t->o->progress && t->o->progress(t->o->progress_ctx, "writing", t->done, t->total))
+        return lp_error_set(err, LP_ERR_ARG, "cancelled");
+    return LP_OK;
 }
 
 /* ---- the run ------------------------------------------------------------------------- */
@@ -383,12 +259,6 @@ static lp_status setup_names(tw *t, lp_error *err)
     return LP_OK;
 }
 
-static unsigned default_threads(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
-}
-
 lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned threads, lp_error *err)
 {
     if (!o || !out)
@@ -405,21 +275,19 @@ lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned th
     memset(&t, 0, sizeof t);
     t.log = &log;
     t.o = o;
-    pthread_mutex_init(&t.mu, NULL);
-    pthread_cond_init(&t.ready_cv, NULL);
-    pthread_cond_init(&t.free_cv, NULL);
+    t.out = out;
     if (!(st = setup_names(&t, err))) {
-        if (make_blocks(&t))
+        if (make_blocks(&t)) {
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        else
-            st = write_blocks(&t, out, threads ? (threads > MAX_THREADS ? MAX_THREADS : threads) : default_threads(),
-                              err);
+        } else {
+            for (size_t b = 0; b < t.nblocks; b++)
+                t.total += t.blocks[b].nrec;
+            lp_opipe pipe = {t.nblocks, &t, block_bound, format, sink};
+            st = lp_opipe_run(&pipe, threads, err);
+        }
     }
     if (!st && (fflush(out) != 0 || ferror(out)))
         st = lp_error_set(err, LP_ERR_IO, "write failed");
-    pthread_mutex_destroy(&t.mu);
-    pthread_cond_destroy(&t.ready_cv);
-    pthread_cond_destroy(&t.free_cv);
     lp_free(t.blocks);
     lp_free(t.name);
     lp_free(t.namelen);

@@ -12,6 +12,7 @@
  */
 #include "longpole/io.h"
 #include "longpole/alloc.h"
+#include "io/lptb_hdr.h"
 
 #include <string.h>
 #include <sys/mman.h>
@@ -22,18 +23,8 @@
 #error "the .lptb reader and writer assume a little-endian host"
 #endif
 
-#define HDR_SIZE 128
-
-typedef struct hdr {
-    char magic[8];
-    uint32_t version, flags;
-    uint64_t nstrings, strbytes, ntypes, nworkers, nacts, nmsgs, napool, ngaps;
-    int64_t tmin, tmax;
-    uint64_t nskew;
-    uint64_t reserved[3];
-} hdr;
-
-_Static_assert(sizeof(hdr) == HDR_SIZE, "header layout");
+#define HDR_SIZE LP_LPTB_HDR_SIZE
+typedef lp_lptb_hdr hdr;
 
 /* ---- writer ---------------------------------------------------------------- */
 
