@@ -97,7 +97,7 @@ ratio=$(python3 -c "print(f'{$nx_s/max($lp_e2e,0.001):.0f}')")
   echo
   echo "### Generation (\`longpole generate dataflow\`, simulation + writing)"
   echo
-  echo "Target: over 20 M records/s. Both forms are written straight from the simulation's log by formatting threads (docs/generators.md), never building the trace. A new file on this machine's disk grows at the dd rate below whatever writes it, which bounds the new-file rows; the /dev/null rows are the generator's own rate (best of 3), the tmpfs row a new binary file without the disk."
+  echo "Target: over 20 M records/s. Both forms are written straight from the simulation's log by formatting threads (docs/generators.md), never building the trace. A new file on this machine's disk grows at the dd rate below whatever writes it, which bounds the new-file rows; the /dev/null rows are the generator's own rate (best of 3), the tmpfs row a new binary file without the disk. Small runs show lower rates: a 1 M-record run lasts about 50 ms, of which starting the process and the first touch of fresh memory (page faults cost a few microseconds each on a VM) are a large share."
   echo
   echo "| records | output | seconds | M records/s | MB |"
   echo "|---|---|---|---|---|"
