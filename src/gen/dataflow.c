@@ -68,8 +68,8 @@
  * Invariants (the builder checks them when the trace is built, dataflow_build.c; any
  * diagnostic is a bug here and makes the run fail with LP_ERR_DATA): every activity
  * lasts >= 1 ns; a worker's activities never overlap and are logged per worker, in
- * start order; every message is received after it is sent, is sent at an activity end
- * of its sender, and messages are logged in receive order with send times in order per
+ * start order; every message is received after it is sent, is sent at the end of its
+ * sender's latest activity (checked as it is sent: sent_ok), and messages are logged in receive order with send times in order per
  * sender (so neither end needs sorting); message ids (the event sequence numbers) are
  * unique.
  *
@@ -269,9 +269,25 @@ static inline int h_less(const hent *a, const hent *b)
     return ((u128)(uint64_t)a->t << 64 | a->k) < ((u128)(uint64_t)b->t << 64 | b->k);
 }
 
+/* Is `sent` the end of worker `from`'s latest activity? Every message is sent so (the
+ * invariant that keeps sends out of the gaps of the timeline; dataflow_bin.c relies on
+ * it); a violation fails the run as a generator bug. */
+static int sent_ok(sim *s, uint32_t from, int64_t sent)
+{
+    const df_acts *a = &s->log->acts[from];
+    if (a->nacts && a->last == sent)
+        return 1;
+    if (!s->st)
+        s->st = lp_error_set(s->err, LP_ERR_DATA, "dataflow generator bug: worker %u sends at %lld, not at the end of "
+                             "its latest activity", from, (long long)sent);
+    return 0;
+}
+
 static void push(sim *s, int kind, int64_t t, int64_t sent, uint32_t from, uint32_t to, uint32_t ch, uint32_t n)
 {
     uint32_t slot;
+    if (kind != EV_READY && kind != EV_TICK && !sent_ok(s, from, sent))
+        return;
     if (s->seq >= (UINT64_C(1) << (64 - SLOT_BITS)) - 1) {
         if (!s->st)
             s->st = lp_error_set(s->err, LP_ERR_LIMIT, "dataflow: more than 2^%d events", 64 - SLOT_BITS);
@@ -868,7 +884,8 @@ static void handle(sim *s, const ev *e)
                 ev tm = *e;
                 tm.d.sent = s->jm_free;
                 tm.d.from = tm.d.to = s->nw;
-                emit_msg(s, &tm, DF_TIMER, 0);
+                if (sent_ok(s, s->nw, tm.d.sent))
+                    emit_msg(s, &tm, DF_TIMER, 0);
             }
             jm_act(s, e->t);
             for (uint32_t i = 0; i < s->par[0]; i++)
@@ -1276,8 +1293,11 @@ lp_status df_log_init(df_log *log, const lp_gen_dataflow *o, lp_error *err)
     log->opfirst[o->nops] = log->nw;
     log->has_jm = o->checkpoint_ns > 0;
     log->acts = lp_calloc((size_t)log->nw + 1, sizeof *log->acts);
-    if (!log->acts)
+    log->dseen = lp_calloc((size_t)o->batch + 1, 1);
+    if (!log->acts || !log->dseen) {
+        df_log_release(log);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
     return LP_OK;
 }
 
@@ -1310,7 +1330,22 @@ void df_log_release(df_log *log)
     for (int f = 0; f < DF_NF; f++)
         lp_free(log->ms[f]);
     lp_free(log->marks);
+    lp_free(log->dsizes);
+    lp_free(log->dseen);
     memset(log, 0, sizeof *log);
+}
+
+int df_log_dsize(df_log *l, uint32_t n)
+{
+    if (n > l->o->batch) /* never made by the simulation; kept out of the table */
+        return 0;
+    void *p = l->dsizes;
+    if (lp_grow(&p, &l->dsizecap, l->ndsizes + 1, sizeof(uint32_t)))
+        return -1;
+    l->dsizes = p;
+    l->dsizes[l->ndsizes++] = n;
+    l->dseen[n] = 1;
+    return 0;
 }
 
 int df_log_reserve(df_log *l)

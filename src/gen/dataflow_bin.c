@@ -13,11 +13,12 @@
  *  1. Gap pieces: one pass over the message stream's receives walks every worker's
  *     activities alongside and records the pieces the builder's gap filling would make
  *     (a gap is split at every receive inside it; a piece is `waiting` when a receive
- *     happens at its end). The builder also splits gaps at sends; a second pass, at the
- *     same time on another thread, checks that no send can: every send happens during or
- *     at the edge of an activity of its sender (the simulation's invariant), and sends
- *     and receives are in time order per worker. It also lists the data buffer sizes in
- *     the order they first appear. A violation fails the run as a generator bug.
+ *     happens at its end). The builder also splits gaps at sends, but no send falls in a
+ *     gap: the simulation sends every message at the end of its sender's latest
+ *     activity and checks it (sent_ok in dataflow.c). Workers are shared out among the
+ *     threads, each reading every receive; receives out of time order fail the run as a
+ *     generator bug. The data buffer sizes, in the order they first appeared, come from
+ *     the log (df_log.dsizes).
  *  2. The skeleton: df_names, then the data lists in that order; finished.
  *  3. Rows: the activity blocks (a worker's activities between two marks of its log,
  *     with the gap pieces before them, and after the last one in its last block); the
@@ -102,8 +103,6 @@ typedef struct bw {
     unsigned nthr;
     /* step 1 */
     wgaps *wg;                 /* [nwk] */
-    uint32_t *sizes;           /* data sizes in order of first appearance */
-    size_t nsizes;
     /* names */
     lp_trace *skel;
     uint32_t *dattr;           /* [batch + 1] */
@@ -136,35 +135,39 @@ static size_t mark_msgs(const df_log *l, size_t k)
 
 /* ---- step 1: gap pieces ------------------------------------------------------------ */
 
-/* What a pass of step 1 found: data sizes (send_pass), or a failure. */
+/* What a part of step 1 found wrong. */
 typedef struct pass_out {
-    uint32_t *sizes;
-    size_t nsizes, cap;
     int nomem;
     const char *bad;           /* what the log breaks (a generator bug) */
 } pass_out;
 
-static int add_piece(wgaps *g, uint64_t reg, int64_t end, int waiting)
+static int add_piece_grow(wgaps *g)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap, cap2 = g->cap;
-        void *p = g->reg, *q = g->end;
-        if (lp_grow(&p, &cap, g->n + 1, sizeof(uint32_t)))
-            return -1;
-        g->reg = p;
-        if (lp_grow(&q, &cap2, g->n + 1, sizeof(int64_t)))
-            return -1;
-        g->end = q;
-        g->cap = cap < cap2 ? cap : cap2;
-    }
+    size_t cap = g->cap, cap2 = g->cap;
+    void *p = g->reg, *q = g->end;
+    if (lp_grow(&p, &cap, g->n + 1, sizeof(uint32_t)))
+        return -1;
+    g->reg = p;
+    if (lp_grow(&q, &cap2, g->n + 1, sizeof(int64_t)))
+        return -1;
+    g->end = q;
+    g->cap = cap < cap2 ? cap : cap2;
+    return 0;
+}
+
+static inline int add_piece(wgaps *g, uint64_t reg, int64_t end, int waiting)
+{
+    if (g->n == g->cap && add_piece_grow(g))
+        return -1;
     g->reg[g->n] = (uint32_t)(reg << 1) | (uint32_t)waiting;
     g->end[g->n++] = end;
     return 0;
 }
 
-/* A worker's gap filling, driven by its receives in time order (builder.c step 4 with
- * no send inside a gap, which sends_check makes sure of): `cur` is the time reached in
- * the current region (activity a.j's), `at_limit` says a receive happened at its end. */
+/* A worker's gap filling, driven by its receives in time order (builder.c step 4; no send
+ * falls inside a gap, as the simulation checks: sent_ok in dataflow.c): `cur` is the time
+ * reached in the current region (activity a.j's), `at_limit` says a receive happened at
+ * its end. */
 typedef struct rstate {
     acur a;
     int64_t cur, lastrecv;
@@ -174,20 +177,45 @@ typedef struct rstate {
 /* Close the regions that end before t (t = INT64_MAX: all of them). */
 static int close_regions(wgaps *g, rstate *r, int64_t t)
 {
-    while (r->a.j < r->a.n && r->a.s < t) {
-        if (r->cur < r->a.s && add_piece(g, r->a.j, r->a.s, r->at_limit))
-            return -1;
-        r->cur = r->a.e;
-        r->at_limit = 0;
-        acur_next(&r->a);
-    }
-    return 0;
+    if (!(r->a.j < r->a.n && r->a.s < t))
+        return 0;
+    /* the walk on locals: the pieces' arrays cannot alias them */
+    acur a = r->a;
+    int64_t cur = r->cur;
+    int at_limit = r->at_limit, rc = 0;
+    do {
+        if (cur < a.s && add_piece(g, a.j, a.s, at_limit)) {
+            rc = -1;
+            break;
+        }
+        cur = a.e;
+        at_limit = 0;
+        if (++a.j < a.n) {
+            uint32_t type;
+            a.k = df_act_get(a.wd, a.k, &a.prev, &a.s, &a.e, &type);
+        }
+    } while (a.j < a.n && a.s < t);
+    r->a = a;
+    r->cur = cur;
+    r->at_limit = at_limit;
+    return rc;
 }
 
-/* Thread 0: the receives make every worker's gap pieces. */
-static void recv_pass(const bw *x, wgaps *wg, pass_out *o)
+/* Step 1 on several threads: thread t makes the pieces of the workers it owns (owner[w]
+ * == t), reading every receive and skipping the others'. */
+typedef struct scan_ctx {
+    const bw *x;
+    const uint8_t *owner;
+    pass_out out[LP_OPIPE_MAX_THREADS];
+} scan_ctx;
+
+static void recv_part(void *ctx, unsigned tid, unsigned nthr)
 {
+    (void)nthr;
+    scan_ctx *c = ctx;
+    const bw *x = c->x;
     const df_log *l = x->log;
+    pass_out *o = &c->out[tid];
     rstate *st = lp_calloc(x->nwk, sizeof *st);
     if (!st) {
         o->nomem = 1;
@@ -201,7 +229,7 @@ static void recv_pass(const bw *x, wgaps *wg, pass_out *o)
     for (size_t k = 0; k < l->nmarks && !fail; k++) {
         df_rd rd;
         df_rd_mark(&rd, l, k);
-        for (size_t i = 0, n = mark_msgs(l, k); i < n && !fail; i++) {
+        for (size_t i = 0, n = mark_msgs(l, k); i < n; i++) {
             int64_t t = df_rd_recv(&rd);
             uint64_t to = df_rd_field(&rd, DF_F_TO);
             if (to >= x->nwk) {
@@ -209,8 +237,10 @@ static void recv_pass(const bw *x, wgaps *wg, pass_out *o)
                 fail = 1;
                 break;
             }
+            if (c->owner[to] != tid)
+                continue;
             rstate *r = &st[to];
-            wgaps *g = &wg[to];
+            wgaps *g = &x->wg[to];
             if (!r->seen) { /* the first event may be this receive, before the first activity */
                 r->seen = 1;
                 if (t < r->cur)
@@ -240,13 +270,11 @@ static void recv_pass(const bw *x, wgaps *wg, pass_out *o)
         }
     }
     for (uint32_t w = 0; w < x->nwk && !fail; w++) {
+        if (c->owner[w] != tid)
+            continue;
         rstate *r = &st[w];
-        wgaps *g = &wg[w];
+        wgaps *g = &x->wg[w];
         const df_acts *a = &l->acts[w];
-        if (a->nacts >= (UINT64_C(1) << 31)) {
-            o->bad = "a worker with 2^31 activities or more";
-            break;
-        }
         if (!r->seen)
             g->first = a->nacts ? r->cur : INT64_MAX;
         if (close_regions(g, r, INT64_MAX)) {
@@ -259,102 +287,51 @@ static void recv_pass(const bw *x, wgaps *wg, pass_out *o)
     lp_free(st);
 }
 
-/* Thread 1: every send happens during or at the edge of an activity of its sender, in
- * time order per sender (so no send splits a gap, and the gap filling above is the
- * builder's); and the data buffer sizes in order of first appearance. */
-static void send_pass(const bw *x, pass_out *o)
-{
-    const df_log *l = x->log;
-    acur *cur = lp_calloc(x->nwk, sizeof *cur);
-    int64_t *prev = lp_malloc(((size_t)x->nwk + 1) * sizeof *prev);
-    uint8_t *seen = lp_calloc((size_t)x->o->batch + 1, 1);
-    if (!cur || !prev || !seen) {
-        o->nomem = 1;
-        goto done;
-    }
-    for (uint32_t w = 0; w < x->nwk; w++) {
-        acur_init(&cur[w], &l->acts[w]);
-        prev[w] = INT64_MIN;
-    }
-    for (size_t k = 0; k < l->nmarks; k++) {
-        df_rd rd;
-        df_rd_mark(&rd, l, k);
-        for (size_t i = 0, n = mark_msgs(l, k); i < n; i++) {
-            int64_t t = df_rd_recv(&rd);
-            uint64_t lat = df_rd_field(&rd, DF_F_LAT), from = df_rd_field(&rd, DF_F_FROM);
-            uint64_t kind = df_rd_field(&rd, DF_F_KIND), sz = kind >> 3;
-            kind &= 7;
-            if (from >= x->nwk || kind >= DF_NKINDS || (kind == DF_DATA && sz > x->o->batch)) {
-                o->bad = "a sender, kind or size out of range";
-                goto done;
-            }
-            if (lat > (uint64_t)INT64_MAX) {
-                o->bad = "a message received before it was sent";
-                goto done;
-            }
-            int64_t y = (int64_t)((uint64_t)t - lat);
-            acur *c = &cur[from];
-            if (y < prev[from]) {
-                o->bad = "sends out of time order";
-                goto done;
-            }
-            prev[from] = y;
-            while (c->j < c->n && c->e < y)
-                acur_next(c);
-            if (c->j >= c->n || y < c->s) {
-                o->bad = "a send outside its sender's activities";
-                goto done;
-            }
-            if (kind == DF_DATA && !seen[sz]) {
-                seen[sz] = 1;
-                void *p = o->sizes;
-                if (lp_grow(&p, &o->cap, o->nsizes + 1, sizeof(uint32_t))) {
-                    o->nomem = 1;
-                    goto done;
-                }
-                o->sizes = p;
-                o->sizes[o->nsizes++] = (uint32_t)sz;
-            }
-        }
-    }
-done:
-    lp_free(cur);
-    lp_free(prev);
-    lp_free(seen);
-}
-
-/* The two passes only read the log and write their own outputs, so they run at once. */
-typedef struct scan_ctx {
-    const bw *x;
-    wgaps *wg;
-    pass_out out[2];
-} scan_ctx;
-
-static void scan_part(void *ctx, unsigned tid, unsigned n)
-{
-    scan_ctx *c = ctx;
-    if (n == 1 || tid == 0)
-        recv_pass(c->x, c->wg, &c->out[0]);
-    if (n == 1 || tid == 1)
-        send_pass(c->x, &c->out[1]);
-}
-
 static lp_status scan(bw *x, lp_error *err)
 {
+    const df_log *l = x->log;
     x->wg = lp_calloc((size_t)x->nwk + 1, sizeof *x->wg);
-    if (!x->wg)
+    uint8_t *owner = lp_calloc((size_t)x->nwk + 1, 1);
+    uint64_t *load = lp_calloc(LP_OPIPE_MAX_THREADS, sizeof *load);
+    if (!x->wg || !owner || !load) {
+        lp_free(owner);
+        lp_free(load);
         return nomem(err);
+    }
+    /* workers to threads, the largest first to the least loaded (activities walked) */
+    unsigned nt = x->nthr > x->nwk ? (x->nwk ? x->nwk : 1) : x->nthr;
+    for (uint32_t done = 0; done < x->nwk; done++) {
+        uint32_t big = UINT32_MAX;
+        for (uint32_t w = 0; w < x->nwk; w++)
+            if (!owner[w] && (big == UINT32_MAX || l->acts[w].nacts > l->acts[big].nacts))
+                big = w;
+        unsigned t = 0;
+        for (unsigned u = 1; u < nt; u++)
+            t = load[u] < load[t] ? u : t;
+        owner[big] = (uint8_t)(t + 1); /* 0 = not yet placed */
+        load[t] += l->acts[big].nacts + 1;
+    }
+    for (uint32_t w = 0; w < x->nwk; w++)
+        owner[w]--;
+    int bad = 0;
+    for (uint32_t w = 0; w < x->nwk; w++)
+        bad |= l->acts[w].nacts >= (UINT64_C(1) << 31);
     scan_ctx c;
     memset(&c, 0, sizeof c);
     c.x = x;
-    c.wg = x->wg;
-    lp_reqpar_run(x->nthr >= 2 ? 2 : 1, scan_part, &c);
-    x->sizes = c.out[1].sizes;
-    x->nsizes = c.out[1].nsizes;
-    if (c.out[0].nomem || c.out[1].nomem)
-        return nomem(err);
-    if (c.out[0].bad || c.out[1].bad)
-        return lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: %s", c.out[0].bad ? c.out[0].bad : c.out[1].bad);
+    c.owner = owner;
+    if (!bad)
+        lp_reqpar_run(nt, recv_part, &c);
+    lp_free(owner);
+    lp_free(load);
+    if (bad)
+        return lp_error_set(err, LP_ERR_LIMIT, "a worker with 2^31 activities or more");
+    for (unsigned t = 0; t < nt; t++)
+        if (c.out[t].nomem)
+            return nomem(err);
+    for (unsigned t = 0; t < nt; t++)
+        if (c.out[t].bad)
+            return lp_error_set(err, LP_ERR_DATA, "dataflow generator bug: %s", c.out[t].bad);
     return LP_OK;
 }
 
@@ -370,9 +347,9 @@ static lp_status skeleton(bw *x, lp_error *err)
     lp_status st = lp_builder_new(&b, &ds, NULL, err);
     if (!st)
         st = df_names_setup(&nm, b, x->log, err);
-    for (size_t i = 0; i < x->nsizes && !st; i++) { /* in order of first appearance */
+    for (size_t i = 0; i < x->log->ndsizes && !st; i++) { /* in order of first appearance */
         uint32_t list;
-        st = df_names_data(&nm, x->sizes[i], &list, err);
+        st = df_names_data(&nm, x->log->dsizes[i], &list, err);
     }
     if (!st) {
         x->dattr = nm.dattr; /* kept: the message attribute column */
@@ -779,7 +756,6 @@ static void release(bw *x)
             lp_free(x->wg[w].end);
         }
     lp_free(x->wg);
-    lp_free(x->sizes);
     lp_free(x->ab);
     lp_free(x->wrows);
     lp_free(x->head);

@@ -112,6 +112,10 @@ typedef struct df_log {
     uint64_t base_id, cur_id;
     df_mark *marks;              /* marks[k]: state before message k * DF_MSG_MARK */
     size_t nmarks, markcap;
+    uint32_t *dsizes;            /* the sizes (records) of data messages, in the order they first
+                                    appeared (dropped messages included) */
+    size_t ndsizes, dsizecap;
+    uint8_t *dseen;              /* [batch + 1]: size n appeared */
 } df_log;
 
 /* The trace's names and attribute lists, made through an lp_builder in the order the
@@ -151,6 +155,8 @@ void df_log_drop(df_log *log);
 /* Room in the log for the next message, and its mark when one is due (df_log_msg);
  * -1 when out of memory. */
 int df_log_reserve(df_log *log);
+/* A data size seen for the first time (df_log_msg); -1 when out of memory. */
+int df_log_dsize(df_log *log, uint32_t n);
 
 static inline uint8_t *df_put_(uint8_t *p, uint64_t v)
 {
@@ -191,6 +197,8 @@ static inline int64_t df_unzz_(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_
 static inline int df_log_msg(df_log *l, const df_msg *m)
 {
     if ((!l->room || l->nmsgs % DF_MSG_MARK == 0) && df_log_reserve(l))
+        return -1;
+    if (m->kind == DF_DATA && (m->n > l->o->batch || !l->dseen[m->n]) && df_log_dsize(l, m->n))
         return -1;
     uint64_t v[DF_NF] = {df_zz_((int64_t)((uint64_t)m->recv - (uint64_t)l->cur_recv)),
                          (uint64_t)m->recv - (uint64_t)m->sent,
