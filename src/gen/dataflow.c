@@ -1387,6 +1387,17 @@ void df_log_drop(df_log *log)
     log->base_id = log->cur_id;
 }
 
+lp_status df_log_run(df_log *log, const lp_gen_dataflow *o, lp_error *err)
+{
+    memset(log, 0, sizeof *log);
+    if (!o)
+        return lp_error_set(err, LP_ERR_ARG, "dataflow: no options");
+    lp_status st = df_validate(o, err);
+    if (!st && (st = df_log_init(log, o, err)) == LP_OK && (st = df_simulate(log, NULL, NULL, 0, err)) != LP_OK)
+        df_log_release(log);
+    return st;
+}
+
 lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, lp_error *err)
 {
     const lp_gen_dataflow *o = log->o;

@@ -149,6 +149,9 @@ uint32_t df_worker_op(const df_log *log, uint32_t i);
  * it the log keeps every message. */
 typedef lp_status (*df_msg_fn)(void *ctx, df_log *log, lp_error *err);
 lp_status df_simulate(df_log *log, df_msg_fn on_msgs, void *ctx, size_t chunk, lp_error *err);
+/* Check the options, lay out the log and simulate into it, keeping every message (the
+ * direct writers' start); on failure the log holds nothing. */
+lp_status df_log_run(df_log *log, const lp_gen_dataflow *o, lp_error *err);
 void df_log_release(df_log *log);
 /* Forget the logged messages (they were consumed): the log restarts empty. */
 void df_log_drop(df_log *log);

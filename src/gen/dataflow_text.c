@@ -263,14 +263,10 @@ lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned th
 {
     if (!o || !out)
         return lp_error_set(err, LP_ERR_ARG, "dataflow: no options or no output");
-    lp_status st = df_validate(o, err);
+    df_log log;
+    lp_status st = df_log_run(&log, o, err);
     if (st)
         return st;
-    df_log log;
-    if ((st = df_log_init(&log, o, err)) || (st = df_simulate(&log, NULL, NULL, 0, err))) {
-        df_log_release(&log);
-        return st;
-    }
     tw t;
     memset(&t, 0, sizeof t);
     t.log = &log;
