@@ -2,7 +2,12 @@
  * PAG build, whole-trace critical path; prints one tab-separated line:
  *   file format records load_s records_per_s rss_bytes bytes_per_record pag_s cp_s edges edges_per_s peak_rss total
  * `records` are input records (activities not made by gap filling, plus messages).
- * RSS is read from /proc/self/status after loading (VmRSS) and at the end (VmHWM). */
+ * RSS is read from /proc/self/status after loading (VmRSS) and at the end (VmHWM).
+ *
+ * `lpbench --touch MB` instead prints how fast this process can first touch MB of fresh
+ * memory (GB/s): the PAG and the path write hundreds of MB of new arrays, and on a VM
+ * the first touch of a page the host has taken back can be far slower than the
+ * arithmetic, so the benchmark reports it beside the phases. */
 #include "longpole/longpole.h"
 
 #include <stdio.h>
@@ -31,8 +36,27 @@ static long status_kb(const char *key)
     return v;
 }
 
+/* First touch of mb MiB of fresh memory, in GB/s. */
+static double touch_rate(size_t mb)
+{
+    size_t n = mb << 20;
+    volatile char *p = malloc(n);
+    if (!p)
+        return 0;
+    double t0 = now();
+    for (size_t i = 0; i < n; i += 4096)
+        p[i] = 1;
+    double t = now() - t0;
+    free((void *)p);
+    return (double)n / 1e9 / (t > 0 ? t : 1e-9);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--touch") == 0) {
+        printf("%.2f\n", touch_rate((size_t)strtoul(argv[2], NULL, 10)));
+        return 0;
+    }
     if (argc != 2) {
         fprintf(stderr, "usage: lpbench TRACE\n");
         return 2;

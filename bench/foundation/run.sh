@@ -59,7 +59,12 @@ for n in $sizes; do
     # RUNS runs (default 5); each phase's best time independently (the machine is a
     # shared VM: a run's phases are disturbed independently), memory from the last run
     : > "$WORK/lpbench.tsv"
-    for r in $(seq "${RUNS:-5}"); do "$lpbench" "$f" >> "$WORK/lpbench.tsv"; done
+    touch_rates=""
+    for r in $(seq "${RUNS:-5}"); do
+      touch_rates+="$("$lpbench" --touch 512) "
+      "$lpbench" "$f" >> "$WORK/lpbench.tsv"
+    done
+    touch=$(python3 -c "import sys; v=sorted(float(x) for x in sys.argv[1:]); print(f'{v[0]:.1f}-{v[-1]:.1f}')" $touch_rates)
     best=$(python3 - "$WORK/lpbench.tsv" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
@@ -73,7 +78,7 @@ print("\t".join(out))
 PY
 )
     IFS=$'\t' read -r _ fmt recs load_s rps rss bpr pag_s cp_s edges eps hwm total <<<"$best"
-    rows_load+="| $n | $fmt | $recs | $load_s | $(python3 -c "print(f'{$rps/1e6:.1f}')") | $(python3 -c "print(f'{$rss/1e6:.0f}')") | $bpr | $pag_s | $cp_s | $(python3 -c "print(f'{$eps/1e6:.1f}')") | $(python3 -c "print(f'{$hwm/1e6:.0f}')") | $(python3 -c "print(f'{$hwm/$recs:.1f}')") |"$'\n'
+    rows_load+="| $n | $fmt | $recs | $load_s | $(python3 -c "print(f'{$rps/1e6:.1f}')") | $(python3 -c "print(f'{$rss/1e6:.0f}')") | $bpr | $pag_s | $cp_s | $(python3 -c "print(f'{$eps/1e6:.1f}')") | $(python3 -c "print(f'{$hwm/1e6:.0f}')") | $(python3 -c "print(f'{$hwm/$recs:.1f}')") | $touch |"$'\n'
     eval "load_${ext}_$n=$load_s"
     # end to end: the CLI
     /usr/bin/time -f "%e %M" -o "$WORK/time.txt" "$LP" cp "$f" > "$WORK/cp-$n.$ext.out"
@@ -105,10 +110,10 @@ ratio=$(python3 -c "print(f'{$nx_s/max($lp_e2e,0.001):.0f}')")
   echo
   echo "### Loading, PAG and critical path (bench/foundation/lpbench.c, each phase's best of ${RUNS:-5} runs)"
   echo
-  echo "Resident bytes/record: RSS growth while loading (the trace in memory) per input record; peak/record: the process's peak RSS (trace + PAG + path) per input record."
+  echo "Resident bytes/record: RSS growth while loading (the trace in memory) per input record; peak/record: the process's peak RSS (trace + PAG + path) per input record. Fresh memory: how fast a process could first touch 512 MiB of new memory just before each run (\`lpbench --touch 512\`, lowest-highest of the runs): the PAG and the path write new arrays of 16 bytes per vertex and 12 per message, so where first touch is slow (a VM whose host has taken freed pages back) it, not the arithmetic, sets the PAG time."
   echo
-  echo "| records | format | input records | load s | M records/s | trace MB | resident bytes/record | PAG s | path s | M edges/s (PAG+path) | peak MB | peak bytes/record |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| records | format | input records | load s | M records/s | trace MB | resident bytes/record | PAG s | path s | M edges/s (PAG+path) | peak MB | peak bytes/record | fresh memory GB/s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s' "$rows_load"
   echo
   for n in $sizes; do eval "lt=\$load_lpt_$n; lb=\$load_lptb_$n"; echo "- binary loads $(python3 -c "print(f'{$lt/$lb:.1f}')")x faster than text at $n records."; done

@@ -7,11 +7,11 @@
  * pass into arrays sized for the worst case, shrunk afterwards (untouched capacity is
  * never resident).
  *
- * Big traces are built on two threads: the send and receive endpoint lists at once, then
- * the workers in two halves of about equal worst-case size. The first half is written
- * in place; the second from the worst-case end of the first, then moved down next to it
- * (vertex arrays, incoming-message lists, and the message -> vertex maps of its
- * messages shifted), so the graph is identical to the one-thread build.
+ * Big traces are built on two threads: the send and receive endpoint lists at once; then
+ * the workers, in two ranges of about equal work, are counted exactly (a merge without
+ * writes) and emitted at their exact offsets into arrays of the exact size, so the graph
+ * is identical to the one-thread build and no memory is touched beyond it (no worst-case
+ * slack, no moving).
  */
 #include "longpole/pag.h"
 #include "longpole/alloc.h"
@@ -137,36 +137,51 @@ static void *ep_thread(void *arg)
     return NULL;
 }
 
-/* Workers [w0, w1) emitted from vertex `base` and incoming-message index `kin`. */
-typedef struct half_job {
+/* A range of workers for one thread: counted (g's arrays NULL: the exact vertex count of
+ * each worker goes to cnt[w]), or emitted from vertex `base` and incoming-message index
+ * `kin`. */
+typedef struct range_job {
     const lp_trace *t;
     lp_pag *g;
     const lp_endpoints *snd, *rcv;
     uint32_t w0, w1;
+    uint64_t *cnt;
     uint64_t base;
     uint32_t kin;
-} half_job;
+} range_job;
 
-static void *half_thread(void *arg)
+static void *range_thread(void *arg)
 {
-    half_job *j = arg;
+    range_job *j = arg;
     lp_pag *g = j->g;
     uint64_t v = j->base;
     for (uint32_t w = j->w0; w < j->w1; w++) {
-        v += worker_vertices(j->t, w, j->snd, j->rcv, v, g->vtime, g->vact, g->msv, g->mrv, g->vin, g->inmsg, &j->kin);
-        g->voff[w + 1] = v; /* each half writes only its own workers' ends */
+        if (j->cnt) {
+            j->cnt[w] = worker_vertices(j->t, w, j->snd, j->rcv, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+        } else {
+            v += worker_vertices(j->t, w, j->snd, j->rcv, v, g->vtime, g->vact, g->msv, g->mrv, g->vin, g->inmsg,
+                                 &j->kin);
+        }
     }
     return NULL;
 }
 
-/* Build the vertices on two threads (see the file comment); 0 when a thread could not be
- * started (nothing written then: the caller builds on one thread). */
-static int build_halves(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, const lp_endpoints *rcv,
-                        uint32_t *kin_out)
+/* Run jobs a (here) and b (on a second thread) at once; 0 if no thread could start. */
+static int run_two(range_job *a, range_job *b)
 {
-    uint32_t nw = t->nworkers;
+    pthread_t th;
+    if (pthread_create(&th, NULL, range_thread, b) != 0)
+        return 0;
+    range_thread(a);
+    pthread_join(th, NULL);
+    return 1;
+}
+
+/* The first worker of the second of two ranges of about equal work. */
+static uint32_t split_workers(const lp_trace *t, const lp_endpoints *snd, const lp_endpoints *rcv)
+{
+    uint32_t nw = t->nworkers, k = 1;
     uint64_t total = 2 * t->nacts + 2 * t->nmsgs, acc = 0;
-    uint32_t k = 1;
     for (uint32_t w = 0; w + 1 < nw; w++) {
         acc += 2 * (t->wfirst[w + 1] - t->wfirst[w]) + (snd->off[w + 1] - snd->off[w]) +
                (rcv->off[w + 1] - rcv->off[w]);
@@ -174,34 +189,54 @@ static int build_halves(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, c
         if (2 * acc >= total)
             break;
     }
-    /* the second half starts after the first half's worst case */
-    uint64_t rb = 2 * (t->wfirst[k] - t->wfirst[0]) + snd->off[k] + rcv->off[k];
-    uint32_t kb = (uint32_t)rcv->off[k];
-    half_job a = {t, g, snd, rcv, 0, k, 0, 0}, b = {t, g, snd, rcv, k, nw, rb, kb};
-    pthread_t th;
-    if (pthread_create(&th, NULL, half_thread, &b) != 0)
+    return k;
+}
+
+/* Two threads: every worker's exact vertex count first (the two ranges counted at once),
+ * then the two ranges emitted at once at their exact offsets into arrays of the exact
+ * size. Fills voff and sizes the arrays; 0 when a thread could not be started (nothing
+ * allocated then: the caller builds on one thread), -1 when out of memory, -2 when the
+ * graph is too big (g->nv says how big). */
+static int build_two(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, const lp_endpoints *rcv)
+{
+    uint32_t nw = t->nworkers, k = split_workers(t, snd, rcv);
+    uint64_t *cnt = g->voff + 1; /* voff[w + 1] = worker w's count, then the prefix sums */
+    range_job a = {t, g, snd, rcv, 0, k, cnt, 0, 0}, b = {t, g, snd, rcv, k, nw, cnt, 0, 0};
+    if (!run_two(&a, &b))
         return 0;
-    half_thread(&a);
-    pthread_join(th, NULL);
-    uint64_t va = g->voff[k], nvb = g->voff[nw] - rb, shift = rb - va;
-    uint32_t ka = a.kin, dk = kb - ka, nkb = b.kin - kb;
-    if (shift) {
-        memmove(g->vtime + va, g->vtime + rb, nvb * sizeof *g->vtime);
-        memmove(g->vact + va, g->vact + rb, nvb * sizeof *g->vact);
+    for (uint32_t w = 0; w < nw; w++)
+        g->voff[w + 1] += g->voff[w];
+    uint64_t nv = g->voff[nw];
+    if (nv >= UINT32_MAX) {
+        g->nv = nv;
+        return -2;
     }
-    for (uint64_t v = 0; v < nvb; v++)
-        g->vin[va + v] = g->vin[rb + v] - dk;
-    if (dk)
-        memmove(g->inmsg + ka, g->inmsg + kb, (size_t)nkb * sizeof *g->inmsg);
-    for (uint32_t w = k; w < nw; w++)
-        g->voff[w + 1] -= shift;
-    if (shift) {
-        for (uint64_t m = 0; m < t->nmsgs; m++) {
-            g->msv[m] -= t->msrc[m] >= k ? (uint32_t)shift : 0;
-            g->mrv[m] -= t->mdst[m] >= k ? (uint32_t)shift : 0;
-        }
-    }
-    *kin_out = ka + nkb;
+    /* incoming messages before the second range: the first range's non-skewed receives */
+    uint32_t kb = (uint32_t)rcv->off[k];
+    if (t->nskew)
+        for (uint64_t i = 0; i < rcv->off[k]; i++)
+            kb -= (t->mflags[rcv->msg[i]] & LP_MSG_SKEW) != 0;
+    size_t nvs = nv ? nv : 1, nm = t->nmsgs ? t->nmsgs : 1;
+    g->vtime = lp_malloc(nvs * sizeof *g->vtime);
+    g->vact = lp_malloc(nvs * sizeof *g->vact);
+    g->vin = lp_malloc((nvs + 1) * sizeof *g->vin);
+    g->msv = lp_malloc(nm * sizeof *g->msv);
+    g->mrv = lp_malloc(nm * sizeof *g->mrv);
+    g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
+    if (!g->vtime || !g->vact || !g->vin || !g->msv || !g->mrv || !g->inmsg)
+        return -1;
+    lp_hint_huge(g->vtime, nvs * sizeof *g->vtime);
+    lp_hint_huge(g->vact, nvs * sizeof *g->vact);
+    lp_hint_huge(g->vin, (nvs + 1) * sizeof *g->vin);
+    lp_hint_huge(g->msv, nm * sizeof *g->msv);
+    lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
+    lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
+    a = (range_job){t, g, snd, rcv, 0, k, NULL, 0, 0};
+    b = (range_job){t, g, snd, rcv, k, nw, NULL, g->voff[k], kb};
+    if (!run_two(&a, &b)) /* could not start a second thread after all: this one does both */
+        range_thread(&b);
+    g->nv = nv;
+    g->ncedges = b.kin;
     return 1;
 }
 
@@ -230,52 +265,48 @@ lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err)
     g->voff = lp_calloc((size_t)t->nworkers + 1, sizeof *g->voff);
     if (!g->voff)
         goto oom;
-    /* one pass: the arrays are sized for the worst case (two vertices per activity, one
-     * per message end) and shrunk after; untouched capacity costs no resident memory */
-    uint64_t vmax = 2 * t->nacts + 2 * t->nmsgs;
-    if (vmax >= UINT32_MAX) {
-        uint64_t exact = 0;
-        for (uint32_t w = 0; w < t->nworkers; w++)
-            exact += worker_vertices(t, w, &snd, &rcv, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-        if (exact >= UINT32_MAX) {
-            lp_endpoints_release(&snd);
-            lp_endpoints_release(&rcv);
-            lp_pag_release(g);
-            return lp_error_set(err, LP_ERR_LIMIT, "the graph has %llu vertices; at most %u are supported",
-                                (unsigned long long)exact, UINT32_MAX - 1);
-        }
-        vmax = exact;
-    }
-    size_t nvmax = vmax ? vmax : 1, nm = t->nmsgs ? t->nmsgs : 1;
-    g->vtime = lp_malloc(nvmax * sizeof *g->vtime);
-    g->vact = lp_malloc(nvmax * sizeof *g->vact);
-    g->msv = lp_malloc(nm * sizeof *g->msv);
-    g->mrv = lp_malloc(nm * sizeof *g->mrv);
-    /* the receive endpoints are in vertex order, so the incoming-message lists (CSR) are
-     * filled in the same pass, in order, with no scatter */
-    g->vin = lp_malloc((nvmax + 1) * sizeof *g->vin);
-    g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
-    if (!g->vtime || !g->vact || !g->msv || !g->mrv || !g->vin || !g->inmsg)
+    int two = par ? build_two(t, g, &snd, &rcv) : 0;
+    if (two == -1)
         goto oom;
-    /* written once, front to back: first touch is cheaper with huge pages */
-    lp_hint_huge(g->vtime, nvmax * sizeof *g->vtime);
-    lp_hint_huge(g->vact, nvmax * sizeof *g->vact);
-    lp_hint_huge(g->vin, (nvmax + 1) * sizeof *g->vin);
-    lp_hint_huge(g->msv, nm * sizeof *g->msv);
-    lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
-    lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
-    uint32_t kin = 0;
-    /* two threads need the worst-case layout (vmax from the counts, not the exact pass) */
-    if (!(par && vmax == 2 * t->nacts + 2 * t->nmsgs && build_halves(t, g, &snd, &rcv, &kin)))
+    if (two == -2)
+        goto too_big;
+    if (!two) {
+        /* one pass: the arrays are sized for the worst case (two vertices per activity, one
+         * per message end) and shrunk after; untouched capacity costs no resident memory */
+        uint64_t vmax = 2 * t->nacts + 2 * t->nmsgs;
+        if (vmax >= UINT32_MAX) {
+            uint64_t exact = 0;
+            for (uint32_t w = 0; w < t->nworkers; w++)
+                exact += worker_vertices(t, w, &snd, &rcv, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+            g->nv = exact;
+            if (exact >= UINT32_MAX)
+                goto too_big;
+            vmax = exact;
+        }
+        size_t nvmax = vmax ? vmax : 1, nm = t->nmsgs ? t->nmsgs : 1;
+        g->vtime = lp_malloc(nvmax * sizeof *g->vtime);
+        g->vact = lp_malloc(nvmax * sizeof *g->vact);
+        g->msv = lp_malloc(nm * sizeof *g->msv);
+        g->mrv = lp_malloc(nm * sizeof *g->mrv);
+        /* the receive endpoints are in vertex order, so the incoming-message lists (CSR) are
+         * filled in the same pass, in order, with no scatter */
+        g->vin = lp_malloc((nvmax + 1) * sizeof *g->vin);
+        g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
+        if (!g->vtime || !g->vact || !g->msv || !g->mrv || !g->vin || !g->inmsg)
+            goto oom;
+        /* written once, front to back: first touch is cheaper with huge pages */
+        lp_hint_huge(g->vtime, nvmax * sizeof *g->vtime);
+        lp_hint_huge(g->vact, nvmax * sizeof *g->vact);
+        lp_hint_huge(g->vin, (nvmax + 1) * sizeof *g->vin);
+        lp_hint_huge(g->msv, nm * sizeof *g->msv);
+        lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
+        lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
+        uint32_t kin = 0;
         for (uint32_t w = 0; w < t->nworkers; w++)
             g->voff[w + 1] = g->voff[w] + worker_vertices(t, w, &snd, &rcv, g->voff[w], g->vtime, g->vact, g->msv,
                                                           g->mrv, g->vin, g->inmsg, &kin);
-    g->nv = g->voff[t->nworkers];
-    g->vin[g->nv] = kin;
-    g->ncedges = kin;
-    lp_endpoints_release(&snd);
-    lp_endpoints_release(&rcv);
-    {
+        g->nv = g->voff[t->nworkers];
+        g->ncedges = kin;
         void *p = lp_realloc(g->vtime, (g->nv ? g->nv : 1) * sizeof *g->vtime);
         if (p)
             g->vtime = p;
@@ -286,9 +317,21 @@ lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err)
         if (p)
             g->vin = p;
     }
+    g->vin[g->nv] = (uint32_t)g->ncedges;
+    lp_endpoints_release(&snd);
+    lp_endpoints_release(&rcv);
     for (uint64_t v = 0; v < g->nv; v++)
         g->nwedges += g->vact[v] != UINT32_MAX;
     return LP_OK;
+too_big:
+    lp_endpoints_release(&snd);
+    lp_endpoints_release(&rcv);
+    {
+        unsigned long long nv = g->nv;
+        lp_pag_release(g);
+        return lp_error_set(err, LP_ERR_LIMIT, "the graph has %llu vertices; at most %u are supported", nv,
+                            UINT32_MAX - 1);
+    }
 oom:
     lp_endpoints_release(&snd);
     lp_endpoints_release(&rcv);
