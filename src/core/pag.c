@@ -137,6 +137,29 @@ static void *ep_thread(void *arg)
     return NULL;
 }
 
+/* The graph's arrays for up to nv vertices (at least 1) of trace t; -1 when out of memory.
+ * Written once, front to back (the receive endpoints are in vertex order, so the
+ * incoming-message lists are filled in order too): first touch is cheaper with huge pages. */
+static int alloc_arrays(lp_pag *g, const lp_trace *t, uint64_t nv)
+{
+    size_t nvs = nv ? nv : 1, nm = t->nmsgs ? t->nmsgs : 1;
+    g->vtime = lp_malloc(nvs * sizeof *g->vtime);
+    g->vact = lp_malloc(nvs * sizeof *g->vact);
+    g->vin = lp_malloc((nvs + 1) * sizeof *g->vin);
+    g->msv = lp_malloc(nm * sizeof *g->msv);
+    g->mrv = lp_malloc(nm * sizeof *g->mrv);
+    g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
+    if (!g->vtime || !g->vact || !g->vin || !g->msv || !g->mrv || !g->inmsg)
+        return -1;
+    lp_hint_huge(g->vtime, nvs * sizeof *g->vtime);
+    lp_hint_huge(g->vact, nvs * sizeof *g->vact);
+    lp_hint_huge(g->vin, (nvs + 1) * sizeof *g->vin);
+    lp_hint_huge(g->msv, nm * sizeof *g->msv);
+    lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
+    lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
+    return 0;
+}
+
 /* A range of workers for one thread: counted (g's arrays NULL: the exact vertex count of
  * each worker goes to cnt[w]), or emitted from vertex `base` and incoming-message index
  * `kin`. */
@@ -216,21 +239,8 @@ static int build_two(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, cons
     if (t->nskew)
         for (uint64_t i = 0; i < rcv->off[k]; i++)
             kb -= (t->mflags[rcv->msg[i]] & LP_MSG_SKEW) != 0;
-    size_t nvs = nv ? nv : 1, nm = t->nmsgs ? t->nmsgs : 1;
-    g->vtime = lp_malloc(nvs * sizeof *g->vtime);
-    g->vact = lp_malloc(nvs * sizeof *g->vact);
-    g->vin = lp_malloc((nvs + 1) * sizeof *g->vin);
-    g->msv = lp_malloc(nm * sizeof *g->msv);
-    g->mrv = lp_malloc(nm * sizeof *g->mrv);
-    g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
-    if (!g->vtime || !g->vact || !g->vin || !g->msv || !g->mrv || !g->inmsg)
+    if (alloc_arrays(g, t, nv))
         return -1;
-    lp_hint_huge(g->vtime, nvs * sizeof *g->vtime);
-    lp_hint_huge(g->vact, nvs * sizeof *g->vact);
-    lp_hint_huge(g->vin, (nvs + 1) * sizeof *g->vin);
-    lp_hint_huge(g->msv, nm * sizeof *g->msv);
-    lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
-    lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
     a = (range_job){t, g, snd, rcv, 0, k, NULL, 0, 0};
     b = (range_job){t, g, snd, rcv, k, nw, NULL, g->voff[k], kb};
     if (!run_two(&a, &b)) /* could not start a second thread after all: this one does both */
@@ -283,24 +293,8 @@ lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err)
                 goto too_big;
             vmax = exact;
         }
-        size_t nvmax = vmax ? vmax : 1, nm = t->nmsgs ? t->nmsgs : 1;
-        g->vtime = lp_malloc(nvmax * sizeof *g->vtime);
-        g->vact = lp_malloc(nvmax * sizeof *g->vact);
-        g->msv = lp_malloc(nm * sizeof *g->msv);
-        g->mrv = lp_malloc(nm * sizeof *g->mrv);
-        /* the receive endpoints are in vertex order, so the incoming-message lists (CSR) are
-         * filled in the same pass, in order, with no scatter */
-        g->vin = lp_malloc((nvmax + 1) * sizeof *g->vin);
-        g->inmsg = lp_malloc(nm * sizeof *g->inmsg);
-        if (!g->vtime || !g->vact || !g->msv || !g->mrv || !g->vin || !g->inmsg)
+        if (alloc_arrays(g, t, vmax))
             goto oom;
-        /* written once, front to back: first touch is cheaper with huge pages */
-        lp_hint_huge(g->vtime, nvmax * sizeof *g->vtime);
-        lp_hint_huge(g->vact, nvmax * sizeof *g->vact);
-        lp_hint_huge(g->vin, (nvmax + 1) * sizeof *g->vin);
-        lp_hint_huge(g->msv, nm * sizeof *g->msv);
-        lp_hint_huge(g->mrv, nm * sizeof *g->mrv);
-        lp_hint_huge(g->inmsg, nm * sizeof *g->inmsg);
         uint32_t kin = 0;
         for (uint32_t w = 0; w < t->nworkers; w++)
             g->voff[w + 1] = g->voff[w] + worker_vertices(t, w, &snd, &rcv, g->voff[w], g->vtime, g->vact, g->msv,
