@@ -83,7 +83,7 @@ typedef struct acur {
     int64_t prev, s, e;    /* decoder state; activity j's start and end (j < n) */
 } acur;
 
-static void acur_next(acur *c)
+static inline void acur_next(acur *c)
 {
     uint32_t type;
     if (++c->j < c->n)
@@ -190,10 +190,7 @@ static int close_regions(wgaps *g, rstate *r, int64_t t)
         }
         cur = a.e;
         at_limit = 0;
-        if (++a.j < a.n) {
-            uint32_t type;
-            a.k = df_act_get(a.wd, a.k, &a.prev, &a.s, &a.e, &type);
-        }
+        acur_next(&a);
     } while (a.j < a.n && a.s < t);
     r->a = a;
     r->cur = cur;
