@@ -1,7 +1,7 @@
 /* cmd_check.c: `longpole check`: SnailTrail App. A.2 instrumentation properties and the
  * format rules; the exit status says whether the trace is clean. */
 #include "cli.h"
-#include "core/util.h"
+#include "base/util.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* cmd_cp.c: `longpole cp`: the whole-trace critical path, its breakdown by type, worker
  * and operator, and the conventional profile beside it (text or JSON). */
 #include "cli.h"
-#include "core/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

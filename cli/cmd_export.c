@@ -5,7 +5,7 @@
  * shared. Kinds: --chrome (Chrome Trace Event Format, chrome_export.h).
  */
 #include "cli.h"
-#include "longpole/chrome_export.h"
+#include "longpole/export/chrome_export.h"
 
 #include <errno.h>
 #include <string.h>

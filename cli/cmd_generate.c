@@ -1,7 +1,7 @@
 /* cmd_generate.c: `longpole generate dataflow` (see gen.h) and `longpole demo`. */
 #include "cli.h"
-#include "core/util.h"
-#include "longpole/scenario.h"
+#include "base/util.h"
+#include "longpole/gen/scenario.h"
 
 #include <string.h>
 
@@ -22,7 +22,7 @@ const char cli_help_generate[] =
      "barriers from a job manager. Deterministic for a given --seed.\n"
      "  --scenario NAME     a preset of SnailTrail §7.5 (give it first; later options\n"
      "                      change it): skew30, skew50, skew80, flatmap-424,\n"
-     "                      flatmap-124, flatmap-444 (include/longpole/scenario.h)\n"
+     "                      flatmap-124, flatmap-444 (include/longpole/gen/scenario.h)\n"
      "  --ops SPEC          name:parallelism[:cost_ns][:keyed|:rebalance],...\n"
      "                      (default source:4:200,flatmap:4:2000,count:4:600)\n"
      "  --rate R            records/s read by all sources (default 1M)\n"

@@ -2,7 +2,7 @@
  * rejection (Mystery Machine, OSDI'14 §4.1-4.2; docs/analyses/mystery-inference.md),
  * written to a model file (docs/formats/mystery-model.md) and refined incrementally. */
 #include "reqcli.h"
-#include "longpole/causal.h"
+#include "longpole/analysis/mystery/causal.h"
 
 #include <errno.h>
 #include <string.h>

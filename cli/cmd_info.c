@@ -1,6 +1,6 @@
 /* cmd_info.c: `longpole info`: what a trace holds (counts, extent, workers, types). */
 #include "cli.h"
-#include "core/util.h"
+#include "base/util.h"
 
 #include <string.h>
 

@@ -3,11 +3,11 @@
  * mystery-critical-path.md, mystery-aggregates.md, docs/formats/mystery-requests-json.md),
  * and `longpole generate requests` (genreq.h). */
 #include "reqcli.h"
-#include "core/util.h"
-#include "longpole/causal.h"
-#include "longpole/genreq.h"
-#include "longpole/reqpath.h"
-#include "longpole/reqstats.h"
+#include "base/util.h"
+#include "longpole/analysis/mystery/causal.h"
+#include "longpole/gen/genreq.h"
+#include "longpole/analysis/mystery/reqpath.h"
+#include "longpole/analysis/mystery/reqstats.h"
 
 #include <math.h>
 #include <stdlib.h>

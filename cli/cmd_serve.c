@@ -16,9 +16,9 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "viewcli.h"
-#include "longpole/report.h"
-#include "longpole/serve.h"
-#include "longpole/inputs.h"
+#include "longpole/report/report.h"
+#include "longpole/serve/serve.h"
+#include "longpole/load/inputs.h"
 
 #include <errno.h>
 #include <pthread.h>

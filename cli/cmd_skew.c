@@ -1,7 +1,7 @@
 /* cmd_skew.c: `longpole skew`: per-host clock offsets estimated from the RPC patterns
  * of request logs (Mystery Machine, OSDI'14 §3; docs/analyses/mystery-skew.md). */
 #include "reqcli.h"
-#include "core/util.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,9 +2,9 @@
  * OTLP) per trace, and exclusive critical-path time per service operation and per
  * call path at trace-latency percentiles (CRISP), as tables, JSON or folded stacks. */
 #include "cli.h"
-#include "core/util.h"
-#include "longpole/span.h"
-#include "longpole/spancp.h"
+#include "base/util.h"
+#include "longpole/model/span.h"
+#include "longpole/analysis/spans/spancp.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * plus what only a stream has: why and when each window closed, late records, and the
  * stream's totals. `--emit` writes a trace's records in stream order (a replay file). */
 #include "cli.h"
-#include "longpole/stream.h"
-#include "longpole/snailtrail.h"
+#include "longpole/stream/stream.h"
+#include "longpole/import/snailtrail.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
  * one compact line per window, or JSON lines (docs/formats/summary-json.md).
  * The printing and the totals over windows are shared with `stream` (cli.h). */
 #include "cli.h"
-#include "longpole/window.h"
+#include "longpole/analysis/snailtrail/window.h"
 
 #include <math.h>
 #include <stdlib.h>

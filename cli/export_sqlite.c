@@ -5,12 +5,12 @@
  * their run. Loading prints diagnostics as the other commands do; exit 4 when the
  * input had errors (the export is still written). */
 #include "reqcli.h"
-#include "longpole/sqlite_export.h"
-#include "longpole/causal.h"
-#include "longpole/reqstats.h"
-#include "longpole/span.h"
-#include "longpole/inputs.h"
-#include "longpole/report.h"
+#include "longpole/export/sqlite_export.h"
+#include "longpole/analysis/mystery/causal.h"
+#include "longpole/analysis/mystery/reqstats.h"
+#include "longpole/model/span.h"
+#include "longpole/load/inputs.h"
+#include "longpole/report/report.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
 #define LP_REQCLI_H
 
 #include "cli.h"
-#include "longpole/reqlog.h"
-#include "longpole/skew.h"
+#include "longpole/import/reqlog.h"
+#include "longpole/analysis/mystery/skew.h"
 
 typedef struct reqcli {
     lp_reqlog_opts log;        /* parsed log options */

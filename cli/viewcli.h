@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "reqcli.h"
-#include "longpole/report.h"
+#include "longpole/report/report.h"
 
 #define VIEWCLI_MAX 16 /* window sizes, percentiles */
 

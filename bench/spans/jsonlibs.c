@@ -1,4 +1,4 @@
-/* jsonlibs.c: the measurement behind src/io/json.c's "why not a library": the JSON
+/* jsonlibs.c: the measurement behind src/codec/json.c's "why not a library": the JSON
  * parsers Debian 12 packages for C (jansson, json-c, yajl) against lp_json_reader,
  * in the shape the importers need: the elements of {"data":[...]} one at a time,
  * each walked as a tree (every node visited, string lengths summed, so all do the
@@ -15,7 +15,7 @@
  * strings (yajl's buffers are transient), which is what an importer on it would do.
  */
 #include "longpole/longpole.h"
-#include "longpole/json.h"
+#include "longpole/codec/json.h"
 
 #include "jsonlibs.h"
 #include <yajl/yajl_parse.h>

@@ -14,7 +14,7 @@
 #      `longpole spans` on the same Jaeger file of SPANS_BENCH_BASE_TRACES (default
 #      20,000) traces; both print P95 folded stacks, which must be identical;
 #   4. if built (Debian's libjansson-dev, libjson-c-dev, libyajl-dev installed), the
-#      JSON parsers against src/io/json.c on a 200 MB Jaeger file (bench/spans/jsonlibs).
+#      JSON parsers against src/codec/json.c on a 200 MB Jaeger file (bench/spans/jsonlibs).
 # Every timing is CPU time (user + sys) of one single-threaded process, best of 3 runs
 # (the 1M-trace run: 1): the machine is shared, and CPU time is what one core spent.
 set -euo pipefail

@@ -12,8 +12,8 @@
  */
 #include "gentree.h"
 #include "longpole/longpole.h"
-#include "longpole/span.h"
-#include "longpole/spancp.h"
+#include "longpole/model/span.h"
+#include "longpole/analysis/spans/spancp.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -86,7 +86,7 @@
  * amortised growth.
  */
 #include "dataflow_int.h"
-#include "longpole/alloc.h"
+#include "longpole/base/alloc.h"
 
 #include <math.h>
 #include <stdio.h>

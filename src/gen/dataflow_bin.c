@@ -24,7 +24,7 @@
  *     with the gap pieces before them, and after the last one in its last block); the
  *     workers' row ranges and the extent follow.
  *  4. Output: the header and small sections, then every column as a run of blocks
- *     through the ordered pipeline (core/opipe.h): formatted on several threads,
+ *     through the ordered pipeline (base/opipe.h): formatted on several threads,
  *     hashed (XXH3-64) and written in order; then the attribute pool and the checksum.
  *
  * Invariants: a block's rows are a function of the log, the gap pieces and the block
@@ -33,10 +33,10 @@
  * log: 12 bytes a gap piece and a few blocks of output.
  */
 #include "dataflow_int.h"
-#include "analysis/reqpar.h"
-#include "core/opipe.h"
-#include "io/lptb_hdr.h"
-#include "longpole/alloc.h"
+#include "base/par.h"
+#include "base/opipe.h"
+#include "formats/lptb_hdr.h"
+#include "longpole/base/alloc.h"
 
 #include <string.h>
 #define XXH_INLINE_ALL

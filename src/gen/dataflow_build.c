@@ -11,7 +11,7 @@
  * run with LP_ERR_DATA.
  */
 #include "dataflow_int.h"
-#include "longpole/alloc.h"
+#include "longpole/base/alloc.h"
 
 #include <stdio.h>
 #include <string.h>

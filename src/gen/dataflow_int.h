@@ -24,7 +24,7 @@
 #ifndef LP_GEN_DATAFLOW_INT_H
 #define LP_GEN_DATAFLOW_INT_H
 
-#include "longpole/gen.h"
+#include "longpole/gen/gen.h"
 
 #include <stdint.h>
 #include <stdio.h>

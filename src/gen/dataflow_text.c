@@ -11,14 +11,14 @@
  *
  * Invariants: the output is cut into blocks (the header and W records; runs of at most
  * DF_ACT_MARK activities of one worker; runs of DF_MSG_MARK messages), numbered in
- * output order and run through the ordered pipeline (core/opipe.h): formatted by several
+ * output order and run through the ordered pipeline (base/opipe.h): formatted by several
  * threads, written strictly in order. So the output does not depend on the number of
  * threads, and memory beyond the log is a few buffers of one block's text.
  */
 #include "dataflow_int.h"
-#include "longpole/alloc.h"
-#include "core/opipe.h"
-#include "core/util.h"
+#include "longpole/base/alloc.h"
+#include "base/opipe.h"
+#include "base/util.h"
 
 #include <string.h>
 

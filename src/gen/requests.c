@@ -14,10 +14,10 @@
  * does not depend on the batching or the threads. Requests are formatted in batches by
  * worker threads and written in order by the calling thread.
  */
-#include "longpole/genreq.h"
-#include "longpole/alloc.h"
-#include "analysis/reqpar.h"
-#include "core/util.h"
+#include "longpole/gen/genreq.h"
+#include "longpole/base/alloc.h"
+#include "base/par.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <math.h>

@@ -17,7 +17,7 @@
  *    flatmaps (4-4-4) every stage has slack, the sources wait for input in `io`, and
  *    CP moves to them.
  */
-#include "longpole/scenario.h"
+#include "longpole/gen/scenario.h"
 
 #include <string.h>
 

@@ -58,10 +58,10 @@
  * and never overlap; every record skipped is counted by reason and reported with the
  * file, line and byte offset; the per-file note sums them up.
  */
-#include "longpole/import.h"
-#include "longpole/json.h"
-#include "longpole/alloc.h"
-#include "core/util.h"
+#include "longpole/import/import.h"
+#include "longpole/codec/json.h"
+#include "longpole/base/alloc.h"
+#include "base/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

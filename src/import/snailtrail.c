@@ -20,9 +20,9 @@
  *    unmatched halves and second sends of one key are reported and dropped;
  *  - workers and operators are named by their numbers; Bogus events are skipped.
  */
-#include "longpole/snailtrail.h"
-#include "longpole/import.h"
-#include "longpole/alloc.h"
+#include "longpole/import/snailtrail.h"
+#include "longpole/import/import.h"
+#include "longpole/base/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -34,11 +34,11 @@
  *    but never ended, TaskEnd without TaskStart, bad or unknown records are reported
  *    with file, line and byte offset; the per-application note sums them up.
  */
-#include "longpole/spark.h"
-#include "longpole/import.h"
-#include "longpole/json.h"
-#include "longpole/alloc.h"
-#include "core/util.h"
+#include "longpole/import/spark.h"
+#include "longpole/import/import.h"
+#include "longpole/codec/json.h"
+#include "longpole/base/alloc.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <errno.h>

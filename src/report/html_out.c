@@ -9,8 +9,8 @@
  * DEL, C1 controls, noncharacters) are replaced in text and \u-escaped in JSON.
  * Write errors are sticky (`failed`), reported once by lp_html_status.
  */
-#include "longpole/report.h"
-#include "core/util.h"
+#include "longpole/report/report.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <math.h>

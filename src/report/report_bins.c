@@ -11,8 +11,8 @@
  * per-type accumulator reset through a touched list (types may be many: Chrome traces
  * have one per event name). The naive twin is in tests/unit/test_report_bins.c.
  */
-#include "longpole/report.h"
-#include "longpole/alloc.h"
+#include "longpole/report/report.h"
+#include "longpole/base/alloc.h"
 
 #include <math.h>
 #include <string.h>

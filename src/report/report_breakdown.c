@@ -4,8 +4,8 @@
  * and for types the two as stacked bars (what a profiler blames vs what the path is
  * made of). State: the three lp_breakdown. */
 #include "report_int.h"
-#include "longpole/alloc.h"
-#include "longpole/breakdown.h"
+#include "longpole/base/alloc.h"
+#include "longpole/analysis/critical-path/breakdown.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "longpole/report.h"
+#include "longpole/report/report.h"
 
 /* the sections (one file each) */
 extern const lp_report_section lp_report_sec_overview;  /* report_overview.c */

@@ -11,10 +11,10 @@
  * graph inputs, in which case the table is read once and turned into the graph with
  * lp_spans_to_builder); on failure everything loaded so far is released.
  */
-#include "longpole/report.h"
-#include "longpole/alloc.h"
-#include "longpole/inputs.h"
-#include "longpole/import.h"
+#include "longpole/report/report.h"
+#include "longpole/base/alloc.h"
+#include "longpole/load/inputs.h"
+#include "longpole/import/import.h"
 
 #include <ctype.h>
 #include <string.h>

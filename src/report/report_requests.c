@@ -11,8 +11,8 @@
  * Every number is the one `longpole requests --json` prints (same analysis, same
  * formulas). No state: it reads lp_reqstats. */
 #include "report_int.h"
-#include "longpole/alloc.h"
-#include "core/util.h"
+#include "longpole/base/alloc.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <string.h>

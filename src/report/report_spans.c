@@ -11,8 +11,8 @@
  * percentile tables and one laid-out flame tree per percentile.
  */
 #include "report_int.h"
-#include "longpole/alloc.h"
-#include "longpole/spancp.h"
+#include "longpole/base/alloc.h"
+#include "longpole/analysis/spans/spancp.h"
 
 #include <math.h>
 #include <stdlib.h>

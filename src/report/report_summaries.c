@@ -14,9 +14,9 @@
  * of the three columns, and the totals.
  */
 #include "report_int.h"
-#include "longpole/alloc.h"
-#include "longpole/window.h"
-#include "core/util.h"
+#include "longpole/base/alloc.h"
+#include "longpole/analysis/snailtrail/window.h"
+#include "base/util.h"
 
 #include <math.h>
 #include <stdlib.h>

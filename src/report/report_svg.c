@@ -7,7 +7,7 @@
  * Every name in a chart is untrusted and goes through lp_html_text.
  */
 #include "report_int.h"
-#include "longpole/alloc.h"
+#include "longpole/base/alloc.h"
 
 #include <math.h>
 #include <string.h>

@@ -17,8 +17,8 @@
  * left out silently. The state is the encoded blocks (built once; writing only copies).
  */
 #include "report_int.h"
-#include "longpole/alloc.h"
-#include "core/util.h"
+#include "longpole/base/alloc.h"
+#include "base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

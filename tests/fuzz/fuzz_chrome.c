@@ -1,12 +1,12 @@
 /* fuzz_chrome.c: libFuzzer target for the Chrome Trace Event Format importer
- * (src/import/chrome.c) and the Chrome exporter (src/report/chrome_export.c). Any input
+ * (src/import/chrome.c) and the Chrome exporter (src/export/chrome_export.c). Any input
  * must import without a crash, a leak or undefined behaviour into a trace that keeps
  * the invariants (activities in order, no overlap per worker), whose critical path adds
  * up; and exporting that trace and importing the export must give the same workers,
  * activities (times, type, operator) and messages (the round trip docs/export.md
  * promises). Seeds: tests/fuzz/corpus/chrome/. */
 #include "longpole/longpole.h"
-#include "longpole/chrome_export.h"
+#include "longpole/export/chrome_export.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* fuzz_json.c: libFuzzer target for the streaming JSON reader (src/io/json.c). Any
+/* fuzz_json.c: libFuzzer target for the streaming JSON reader (src/codec/json.c). Any
  * input, read in every mode (array streaming, stream keys, JSON lines) and with a
  * tiny buffer (so every record crosses refills), must give events without a crash,
  * a leak or undefined behaviour; every tree must be well formed (strings valid UTF-8
@@ -7,7 +7,7 @@
  * The checks are assert()s, kept in every build type (NDEBUG is undone). */
 #undef NDEBUG
 #include "longpole/longpole.h"
-#include "longpole/json.h"
+#include "longpole/codec/json.h"
 
 #include <assert.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* fuzz_otlp.c: libFuzzer target for the otlp span importer (src/import/otlp.c), the span
+/* fuzz_otlp.c: libFuzzer target for the otlp span importer (src/import/spans/otlp.c), the span
  * table's tree rules, the span-tree critical path and the mapping into the activity
  * graph (see spans_fuzz.h). Seeds: tests/fuzz/corpus/otlp/. */
 #include "spans_fuzz.h"

@@ -5,10 +5,10 @@
  * seq column) and as JSON lines. Invariants: rows grouped and in range, good requests
  * without duplicate <event, task>, slack never negative, the path's length is its sum. */
 #include "longpole/longpole.h"
-#include "longpole/reqlog.h"
-#include "longpole/skew.h"
-#include "longpole/causal.h"
-#include "longpole/reqpath.h"
+#include "longpole/import/reqlog.h"
+#include "longpole/analysis/mystery/skew.h"
+#include "longpole/analysis/mystery/causal.h"
+#include "longpole/analysis/mystery/reqpath.h"
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  * imported trace satisfies the trace invariants; every window's CP sums to 1 within its
  * error bound when it has paths; the stream's event count never exceeds the bytes. */
 #include "longpole/longpole.h"
-#include "longpole/snailtrail.h"
-#include "longpole/import.h"
+#include "longpole/import/snailtrail.h"
+#include "longpole/import/import.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

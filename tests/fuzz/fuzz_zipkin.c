@@ -1,4 +1,4 @@
-/* fuzz_zipkin.c: libFuzzer target for the zipkin span importer (src/import/zipkin.c), the span
+/* fuzz_zipkin.c: libFuzzer target for the zipkin span importer (src/import/spans/zipkin.c), the span
  * table's tree rules, the span-tree critical path and the mapping into the activity
  * graph (see spans_fuzz.h). Seeds: tests/fuzz/corpus/zipkin/. */
 #include "spans_fuzz.h"

@@ -10,8 +10,8 @@
 
 #undef NDEBUG
 #include "longpole/longpole.h"
-#include "longpole/span.h"
-#include "longpole/spancp.h"
+#include "longpole/model/span.h"
+#include "longpole/analysis/spans/spancp.h"
 #include <assert.h>
 #include <string.h>
 

@@ -7,7 +7,7 @@
 #define LP_TEST_STREAMTEST_H
 
 #include "longpole/longpole.h"
-#include "longpole/stream.h"
+#include "longpole/stream/stream.h"
 #include "t.h"
 
 #include <math.h>

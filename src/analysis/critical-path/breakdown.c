@@ -1,0 +1,110 @@
+/* breakdown.c: critical-path time by key beside the conventional profile (see breakdown.h).
+ * The profile counts busy time: every activity except `waiting` (summed apart). 
+ * Keys are dense small integers except operators (string ids), which go through a
+ * sorted key table; one pass over the activities, one over the messages, one over
+ * the path. */
+#include "longpole/analysis/critical-path/breakdown.h"
+#include "longpole/base/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *lp_group_name(lp_group g)
+{
+    return g == LP_BY_TYPE ? "type" : g == LP_BY_WORKER ? "worker" : "operator";
+}
+
+void lp_breakdown_release(lp_breakdown *b)
+{
+    lp_free(b->rows);
+    memset(b, 0, sizeof *b);
+}
+
+const char *lp_breakdown_label(const lp_trace *t, const lp_breakdown *b, const lp_brow *r)
+{
+    if (r->key == LP_KEY_COMM)
+        return "communication";
+    if (r->key == LP_KEY_NONE)
+        return "-";
+    switch (b->by) {
+    case LP_BY_TYPE: return lp_trace_type_name(t, r->key);
+    case LP_BY_WORKER: return lp_trace_worker_name(t, r->key);
+    case LP_BY_OPERATOR: return lp_trace_str(t, r->key);
+    }
+    return "?";
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const lp_brow *a = pa, *b = pb;
+    if (a->path_ns != b->path_ns)
+        return a->path_ns > b->path_ns ? -1 : 1;
+    if (a->prof_ns != b->prof_ns)
+        return a->prof_ns > b->prof_ns ? -1 : 1;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* Map a key to a slot: direct for types/workers (+1 slot for comm, +1 for none). For
+ * operators, string ids can be large, so a slot table of size strs.n is used (ids are
+ * < strs.n); 4 bytes per string, only for this pass. */
+lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
+                               lp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->by = by;
+    size_t nkeys = by == LP_BY_TYPE ? t->ntypes : by == LP_BY_WORKER ? t->nworkers : t->strs.n;
+    size_t nslot = nkeys + 2; /* + none + comm */
+    lp_brow *acc = lp_calloc(nslot, sizeof *acc);
+    if (!acc)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    size_t s_none = nkeys, s_comm = nkeys + 1;
+    for (uint32_t w = 0; w < t->nworkers; w++)
+        for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
+            if (t->atype[i] == LP_TYPE_WAITING) {
+                out->waiting_ns += t->aend[i] - t->astart[i];
+                continue;
+            }
+            size_t s = by == LP_BY_TYPE ? t->atype[i] : by == LP_BY_WORKER ? w
+                     : t->aop[i] == LP_STR_NONE ? s_none : t->aop[i];
+            acc[s].prof_ns += t->aend[i] - t->astart[i];
+            acc[s].prof_n++;
+        }
+    for (uint64_t m = 0; m < t->nmsgs; m++) {
+        if (t->msrc[m] == t->mdst[m])
+            continue; /* a worker's message to itself (a timer): its time is that worker's waiting */
+        acc[s_comm].prof_ns += lp_trace_msg_weight(t, m);
+        acc[s_comm].prof_n++;
+    }
+    if (cp)
+        for (size_t k = 0; k < cp->n; k++) {
+            const lp_cp_elem *e = &cp->e[k];
+            size_t s;
+            if (e->kind == LP_CP_MESSAGE)
+                s = s_comm;
+            else
+                s = by == LP_BY_TYPE ? t->atype[e->index] : by == LP_BY_WORKER ? e->worker
+                  : t->aop[e->index] == LP_STR_NONE ? s_none : t->aop[e->index];
+            acc[s].path_ns += e->end - e->start;
+            acc[s].path_n++;
+        }
+    size_t nrows = 0;
+    for (size_t s = 0; s < nslot; s++)
+        nrows += acc[s].prof_n || acc[s].path_n;
+    out->rows = lp_malloc((nrows ? nrows : 1) * sizeof *out->rows);
+    if (!out->rows) {
+        lp_free(acc);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    for (size_t s = 0; s < nslot; s++) {
+        if (!acc[s].prof_n && !acc[s].path_n)
+            continue;
+        lp_brow r = acc[s];
+        r.key = s == s_comm ? LP_KEY_COMM : s == s_none ? LP_KEY_NONE : (uint32_t)s;
+        out->rows[out->n++] = r;
+        out->path_total += r.path_ns;
+        out->prof_total += r.prof_ns;
+    }
+    lp_free(acc);
+    qsort(out->rows, out->n, sizeof *out->rows, cmp_rows);
+    return LP_OK;
+}

@@ -1,0 +1,465 @@
+/* causal_io.c: the causal-model file (docs/formats/mystery-model.md): JSON, one segment
+ * per line with its three bit rows in hexadecimal (the state refinement needs), then
+ * the derived relationships for readers (direct happens-before edges, exclusive pairs,
+ * pipelines), which a reader ignores: they are recomputed from the bits.
+ * Hex rows: digit k (0-based, left to right) holds bits 4k..4k+3, bit 4k in its lowest
+ * position; the row has ceil(segments / 4) digits.
+ */
+#include "longpole/analysis/mystery/causal.h"
+#include "longpole/base/alloc.h"
+#include "longpole/codec/io.h"
+#include "codec/json_pull.h"
+#include "base/util.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MODEL_FORMAT "longpole-causal-model"
+
+static void jstr(FILE *f, const char *s)
+{
+    size_t n = strlen(s);
+    int valid = lp_utf8_valid(s, n);
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", (int)c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else if (c >= 0x80 && !valid)
+            fputs("\xEF\xBF\xBD", f);
+        else
+            fputc((int)c, f);
+    }
+    fputc('"', f);
+}
+
+static void hexrow(FILE *f, const uint64_t *row, uint32_t nbits)
+{
+    static const char hx[] = "0123456789abcdef";
+    fputc('"', f);
+    for (uint32_t k = 0; k * 4 < nbits; k++) {
+        unsigned v = (unsigned)((row[(k * 4) >> 6] >> ((k * 4) & 63)) & 0xF);
+        /* bits past the last segment are written as 0 */
+        uint32_t left = nbits - k * 4;
+        if (left < 4)
+            v &= (1u << left) - 1;
+        fputc(hx[v], f);
+    }
+    fputc('"', f);
+}
+
+lp_status lp_causal_write(const lp_causal *m, FILE *f, lp_error *err)
+{
+    uint32_t W = m->words;
+    fprintf(f, "{\n  \"format\": \"" MODEL_FORMAT "\",\n  \"version\": 1,\n  \"requests\": %llu,\n  \"filter\": ",
+            (unsigned long long)m->nreq);
+    if (m->filter)
+        jstr(f, m->filter);
+    else
+        fputs("null", f);
+    fputs(",\n  \"segments\": [", f);
+    for (uint32_t s = 0; s < m->nseg; s++) {
+        fprintf(f, "%s\n    {\"id\": %u, \"task\": ", s ? "," : "", s);
+        jstr(f, lp_strtab_get(&m->names, m->seg_task[s]));
+        fputs(", \"start\": ", f);
+        jstr(f, lp_strtab_get(&m->names, m->seg_from[s]));
+        fputs(", \"end\": ", f);
+        jstr(f, lp_strtab_get(&m->names, m->seg_to[s]));
+        fprintf(f, ", \"requests\": %llu, \"network\": %s, \"dropped\": %s, \"hb\": ",
+                (unsigned long long)m->seg_count[s], m->seg_cross[s] ? "true" : "false",
+                m->seg_dropped[s] ? "true" : "false");
+        hexrow(f, m->hb + (size_t)s * W, m->nseg);
+        fputs(", \"mx\": ", f);
+        hexrow(f, m->mx + (size_t)s * W, m->nseg);
+        fputs(", \"seen\": ", f);
+        hexrow(f, m->seen + (size_t)s * W, m->nseg);
+        fputc('}', f);
+    }
+    fputs("\n  ],\n  \"rejected_pipelines\": [", f);
+    for (uint32_t i = 0; i < m->npipe_rej; i++) {
+        fputs(i ? ", [" : "[", f);
+        jstr(f, lp_strtab_get(&m->names, m->pipe_rej[2 * i]));
+        fputs(", ", f);
+        jstr(f, lp_strtab_get(&m->names, m->pipe_rej[2 * i + 1]));
+        fputc(']', f);
+    }
+    fputs("],\n", f);
+    /* derived */
+    uint64_t hb, hbd, mx, un;
+    lp_causal_counts(m, &hb, &hbd, &mx, &un);
+    fprintf(f,
+            "  \"counts\": {\"segments\": %u, \"happens_before\": %llu, \"happens_before_direct\": %llu, "
+            "\"mutual_exclusion\": %llu, \"pipelines\": %u, \"unobserved_pairs\": %llu},\n",
+            m->nseg, (unsigned long long)hb, (unsigned long long)hbd, (unsigned long long)mx, m->npipes,
+            (unsigned long long)un);
+    uint64_t *d = NULL;
+    lp_status st = lp_causal_direct(m, &d, err);
+    if (st)
+        return st;
+    fputs("  \"happens_before\": [", f);
+    int first = 1, col = 0;
+    for (uint32_t a = 0; a < m->nseg; a++)
+        for (uint32_t b = 0; b < m->nseg; b++)
+            if (lp_causal_bit(d, W, a, b)) {
+                fprintf(f, "%s%s[%u, %u]", first ? "" : ",", col % 8 == 0 ? "\n    " : " ", a, b);
+                first = 0;
+                col++;
+            }
+    lp_free(d);
+    fputs(first ? "],\n" : "\n  ],\n", f);
+    fputs("  \"mutual_exclusion\": [", f);
+    first = 1, col = 0;
+    for (uint32_t a = 0; a < m->nseg; a++)
+        for (uint32_t b = a + 1; b < m->nseg; b++)
+            if (lp_causal_rel(m, a, b) == LP_REL_EXCLUSIVE) {
+                fprintf(f, "%s%s[%u, %u]", first ? "" : ",", col % 8 == 0 ? "\n    " : " ", a, b);
+                first = 0;
+                col++;
+            }
+    fputs(first ? "],\n" : "\n  ],\n", f);
+    fputs("  \"pipelines\": [", f);
+    for (uint32_t p = 0; p < m->npipes; p++) {
+        const lp_causal_pipe *pp = &m->pipes[p];
+        fputs(p ? ",\n    {\"from\": " : "\n    {\"from\": ", f);
+        jstr(f, lp_strtab_get(&m->names, pp->t1));
+        fputs(", \"to\": ", f);
+        jstr(f, lp_strtab_get(&m->names, pp->t2));
+        fputs(", \"pairs\": [", f);
+        for (uint32_t i = 0; i < pp->npairs; i++)
+            fprintf(f, "%s[%u, %u]", i ? ", " : "", pp->a[i], pp->b[i]);
+        fputs("]}", f);
+    }
+    fputs(m->npipes ? "\n  ]\n}\n" : "]\n}\n", f);
+    if (ferror(f))
+        return lp_error_set(err, LP_ERR_IO, "writing the model: %s", strerror(errno));
+    return LP_OK;
+}
+
+lp_status lp_causal_save(const lp_causal *m, const char *path, lp_error *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    if (!f)
+        return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    lp_status st = lp_causal_write(m, f, err);
+    if (f != stdout) {
+        if (fclose(f) && st == LP_OK)
+            st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
+    } else {
+        fflush(f);
+    }
+    return st;
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+typedef struct segin {
+    char *task, *from, *to;
+    uint64_t count;
+    int cross, dropped;
+    const char *hex[3];
+    size_t hexn[3];
+} segin;
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static char *dupn(const char *s, size_t n) { return lp_strndup(s, n); }
+
+#define JFAIL(msg)                                                                                          \
+    do {                                                                                                    \
+        st = lp_error_set(err, LP_ERR_FORMAT, "%s: byte %zu: %s", path, (size_t)(j.p - j.start) + 1,        \
+                          (msg) ? (msg) : "syntax error");                                                  \
+        goto out;                                                                                           \
+    } while (0)
+
+lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
+{
+    lp_status st = lp_causal_init(m, err);
+    if (st)
+        return st;
+    /* the whole file in memory */
+    lp_input *in;
+    if ((st = lp_input_open(&in, path, err)) != LP_OK) {
+        lp_causal_release(m);
+        return st;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = lp_malloc(cap);
+    char sb[4096];
+    segin *segs = NULL;
+    size_t nsegs = 0, capsegs = 0;
+    lp_rj j;
+    int version = 0, have_format = 0;
+    for (;;) {
+        if (!buf) {
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+            lp_input_close(in);
+            goto out0;
+        }
+        size_t got;
+        if ((st = lp_input_read(in, buf + len, cap - len, &got, err)) != LP_OK) {
+            lp_input_close(in);
+            goto out0;
+        }
+        len += got;
+        if (!got)
+            break;
+        if (len == cap) {
+            char *nb = lp_realloc(buf, cap * 2);
+            if (!nb)
+                lp_free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    lp_input_close(in);
+    lp_rj_init(&j, buf, len);
+    int has = lp_rj_obj(&j);
+    if (has < 0)
+        JFAIL(j.why);
+    while (has) {
+        const char *k;
+        size_t kn;
+        if (lp_rj_key(&j, &k, &kn, sb, sizeof sb))
+            JFAIL(j.why);
+        if (kn == 6 && memcmp(k, "format", 6) == 0) {
+            const char *v;
+            size_t vn;
+            if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                JFAIL(j.why);
+            if (vn != strlen(MODEL_FORMAT) || memcmp(v, MODEL_FORMAT, vn) != 0)
+                JFAIL("not a longpole causal model (format is not \"" MODEL_FORMAT "\")");
+            have_format = 1;
+        } else if (kn == 7 && memcmp(k, "version", 7) == 0) {
+            int64_t v;
+            if (lp_rj_i64(&j, &v))
+                JFAIL(j.why);
+            if (v != 1) {
+                st = lp_error_set(err, LP_ERR_UNSUPPORTED, "%s: model version %lld is not supported (1 is)", path,
+                                  (long long)v);
+                goto out;
+            }
+            version = 1;
+        } else if (kn == 8 && memcmp(k, "requests", 8) == 0) {
+            int64_t v;
+            if (lp_rj_i64(&j, &v) || v < 0)
+                JFAIL(j.why ? j.why : "bad request count");
+            m->nreq = (uint64_t)v;
+        } else if (kn == 6 && memcmp(k, "filter", 6) == 0) {
+            if (lp_rj_peek(&j) == 'n') {
+                if (lp_rj_skip(&j))
+                    JFAIL(j.why);
+            } else {
+                const char *v;
+                size_t vn;
+                if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                    JFAIL(j.why);
+                char *re = dupn(v, vn);
+                if (!re) {
+                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                st = lp_causal_set_filter(m, re, err);
+                lp_free(re);
+                if (st) {
+                    lp_error_push(err, "%s", path);
+                    goto out;
+                }
+            }
+        } else if (kn == 8 && memcmp(k, "segments", 8) == 0) {
+            int more = lp_rj_arr(&j);
+            if (more < 0)
+                JFAIL(j.why);
+            while (more) {
+                if (nsegs == capsegs) {
+                    void *p = segs;
+                    size_t c = capsegs;
+                    if (lp_grow(&p, &c, nsegs + 1, sizeof *segs)) {
+                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                        goto out;
+                    }
+                    segs = p;
+                    capsegs = c;
+                }
+                segin *s = &segs[nsegs++];
+                memset(s, 0, sizeof *s);
+                int64_t id = -1;
+                int h2 = lp_rj_obj(&j);
+                if (h2 < 0)
+                    JFAIL(j.why);
+                while (h2) {
+                    const char *k2;
+                    size_t k2n;
+                    if (lp_rj_key(&j, &k2, &k2n, sb, sizeof sb))
+                        JFAIL(j.why);
+                    char **name = NULL;
+                    int hx = -1;
+                    if (k2n == 4 && memcmp(k2, "task", 4) == 0)
+                        name = &s->task;
+                    else if (k2n == 5 && memcmp(k2, "start", 5) == 0)
+                        name = &s->from;
+                    else if (k2n == 3 && memcmp(k2, "end", 3) == 0)
+                        name = &s->to;
+                    else if (k2n == 2 && memcmp(k2, "hb", 2) == 0)
+                        hx = 0;
+                    else if (k2n == 2 && memcmp(k2, "mx", 2) == 0)
+                        hx = 1;
+                    else if (k2n == 4 && memcmp(k2, "seen", 4) == 0)
+                        hx = 2;
+                    if (name) {
+                        const char *v;
+                        size_t vn;
+                        if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                            JFAIL(j.why);
+                        lp_free(*name);
+                        *name = dupn(v, vn);
+                        if (!*name) {
+                            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                            goto out;
+                        }
+                    } else if (hx >= 0) {
+                        /* hex rows have no escapes: they point into the buffer */
+                        if (lp_rj_string(&j, &s->hex[hx], &s->hexn[hx], sb, 0))
+                            JFAIL("bad bit row");
+                    } else if (k2n == 2 && memcmp(k2, "id", 2) == 0) {
+                        if (lp_rj_i64(&j, &id))
+                            JFAIL(j.why);
+                    } else if (k2n == 8 && memcmp(k2, "requests", 8) == 0) {
+                        int64_t v;
+                        if (lp_rj_i64(&j, &v) || v < 0)
+                            JFAIL(j.why ? j.why : "bad count");
+                        s->count = (uint64_t)v;
+                    } else if ((k2n == 7 && memcmp(k2, "network", 7) == 0) ||
+                               (k2n == 7 && memcmp(k2, "dropped", 7) == 0)) {
+                        const char *v;
+                        size_t vn;
+                        int kind;
+                        if (lp_rj_scalar(&j, &v, &vn, sb, sizeof sb, &kind))
+                            JFAIL(j.why);
+                        if (k2[0] == 'n')
+                            s->cross = kind == 't';
+                        else
+                            s->dropped = kind == 't';
+                    } else if (lp_rj_skip(&j)) {
+                        JFAIL(j.why);
+                    }
+                    h2 = lp_rj_next(&j, '}');
+                    if (h2 < 0)
+                        JFAIL(j.why);
+                }
+                if (id != (int64_t)(nsegs - 1))
+                    JFAIL("segment ids must be 0, 1, 2, ... in order");
+                if (!s->task || !s->from || !s->to || !s->hex[0] || !s->hex[1] || !s->hex[2])
+                    JFAIL("a segment lacks task, start, end, hb, mx or seen");
+                more = lp_rj_next(&j, ']');
+                if (more < 0)
+                    JFAIL(j.why);
+            }
+        } else if (kn == 18 && memcmp(k, "rejected_pipelines", 18) == 0) {
+            int more = lp_rj_arr(&j);
+            if (more < 0)
+                JFAIL(j.why);
+            while (more) {
+                lp_str t[2];
+                if (lp_rj_expect(&j, '['))
+                    JFAIL(j.why);
+                for (int x = 0; x < 2; x++) {
+                    const char *v;
+                    size_t vn;
+                    if ((x && lp_rj_expect(&j, ',')) || lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                        JFAIL(j.why);
+                    if (lp_strtab_intern(&m->names, v, vn, &t[x])) {
+                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                        goto out;
+                    }
+                }
+                if (lp_rj_expect(&j, ']'))
+                    JFAIL(j.why);
+                lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
+                if (!pr) {
+                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                m->pipe_rej = pr;
+                pr[2 * m->npipe_rej] = t[0];
+                pr[2 * m->npipe_rej + 1] = t[1];
+                m->npipe_rej++;
+                more = lp_rj_next(&j, ']');
+                if (more < 0)
+                    JFAIL(j.why);
+            }
+        } else if (lp_rj_skip(&j)) {
+            JFAIL(j.why);
+        }
+        has = lp_rj_next(&j, '}');
+        if (has < 0)
+            JFAIL(j.why);
+    }
+    if (!lp_rj_at_end(&j))
+        JFAIL("text after the model");
+    if (!have_format || !version)
+        JFAIL("missing \"format\" or \"version\"");
+    for (size_t i = 0; i < nsegs; i++) {
+        uint32_t id;
+        if ((st = lp_causal_segment(m, segs[i].task, segs[i].from, segs[i].to, &id, err)) != LP_OK)
+            goto out;
+        if (id != i)
+            JFAIL("two segments have the same task, start and end");
+        m->seg_count[id] = segs[i].count;
+        m->seg_cross[id] = (uint8_t)segs[i].cross;
+        if (!m->filter)
+            m->seg_dropped[id] = (uint8_t)segs[i].dropped;
+    }
+    uint32_t S = m->nseg, W = m->words;
+    size_t want = (S + 3) / 4;
+    for (size_t i = 0; i < nsegs; i++) {
+        uint64_t *rows[3] = {m->hb + i * W, m->mx + i * W, m->seen + i * W};
+        for (int x = 0; x < 3; x++) {
+            if (segs[i].hexn[x] != want) {
+                st = lp_error_set(err, LP_ERR_FORMAT, "%s: segment %zu: bit row has %zu digits, expected %zu", path,
+                                  i, segs[i].hexn[x], want);
+                goto out;
+            }
+            for (size_t k = 0; k < want; k++) {
+                int v = hexval(segs[i].hex[x][k]);
+                if (v < 0) {
+                    st = lp_error_set(err, LP_ERR_FORMAT, "%s: segment %zu: bad hex digit in a bit row", path, i);
+                    goto out;
+                }
+                for (int bit = 0; bit < 4; bit++) {
+                    uint32_t b = (uint32_t)(k * 4 + (size_t)bit);
+                    if (b >= S)
+                        break;
+                    uint64_t mask = 1ULL << (b & 63);
+                    if ((v >> bit) & 1)
+                        rows[x][b >> 6] |= mask;
+                    else
+                        rows[x][b >> 6] &= ~mask;
+                }
+            }
+        }
+    }
+    st = lp_causal_finish(m, NULL, NULL, err);
+out:
+    for (size_t i = 0; i < nsegs; i++) {
+        lp_free(segs[i].task);
+        lp_free(segs[i].from);
+        lp_free(segs[i].to);
+    }
+    lp_free(segs);
+out0:
+    lp_free(buf);
+    if (st)
+        lp_causal_release(m);
+    return st;
+}

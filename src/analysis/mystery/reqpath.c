@@ -1,0 +1,428 @@
+/* reqpath.c: per-request critical path and slack (OSDI'14 §4.2-4.3; see reqpath.h and
+ * docs/analyses/mystery-critical-path.md).
+ *
+ * Everything is in the request's order (sorted by start, end, topological position,
+ * id), so edges only go forward and one pass in each direction computes the longest
+ * paths. Rows are bitsets of ceil(n / 64) words: building the edges tests each pair
+ * once against the model's bits, the transitive reduction ORs the reach sets of each
+ * vertex's successors (reverse order), and the path walks use the reduced rows.
+ * Zero-length segments at one instant tie in the sort; within such a block the order
+ * is re-derived topologically from the edges between its members (task order and the
+ * model), lowest key first, so task-order edges never point backwards.
+ */
+#include "longpole/analysis/mystery/reqpath.h"
+#include "longpole/base/alloc.h"
+
+#include <string.h>
+
+void lp_reqpath_init(lp_reqpath *p) { memset(p, 0, sizeof *p); }
+
+void lp_reqpath_release(lp_reqpath *p)
+{
+    lp_free(p->seg), lp_free(p->task), lp_free(p->start), lp_free(p->end), lp_free(p->dur);
+    lp_free(p->cpstart), lp_free(p->cpend), lp_free(p->slack), lp_free(p->oncp), lp_free(p->path);
+    lp_free(p->succ), lp_free(p->reach), lp_free(p->order), lp_free(p->next), lp_free(p->pos);
+    lp_free(p->rowoff), lp_free(p->keys), lp_free(p->evt), lp_free(p->istart), lp_free(p->iend), lp_free(p->iseg), lp_free(p->itask);
+    memset(p, 0, sizeof *p);
+}
+
+/* Bits set (portable: no dependency on the popcnt instruction being enabled). */
+static inline unsigned popcount64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+typedef struct key {
+    int64_t start, end;
+    uint32_t topo, seg, idx;
+} key;
+
+static int reserve(lp_reqpath *p, size_t n)
+{
+    if (n <= p->cap && p->succ)
+        return 0;
+    size_t cap = n < 64 ? 64 : n * 2;
+    if (cap > UINT32_MAX / 2)
+        return -1;
+    size_t W = (cap + 63) / 64;
+#define RE(ptr, count)                                                                                 \
+    do {                                                                                               \
+        void *q_ = lp_reallocarray((ptr), (count), sizeof *(ptr));                                     \
+        if (!q_)                                                                                       \
+            return -1;                                                                                 \
+        (ptr) = q_;                                                                                    \
+    } while (0)
+    RE(p->seg, cap);
+    RE(p->task, cap);
+    RE(p->start, cap);
+    RE(p->end, cap);
+    RE(p->dur, cap);
+    RE(p->cpstart, cap);
+    RE(p->cpend, cap);
+    RE(p->slack, cap);
+    RE(p->oncp, cap);
+    RE(p->path, cap);
+    RE(p->order, cap);
+    RE(p->next, cap);
+    RE(p->pos, cap);
+    RE(p->rowoff, cap);
+    {
+        void *q = lp_reallocarray(p->keys, cap, sizeof(key));
+        if (!q)
+            return -1;
+        p->keys = q;
+    }
+    RE(p->succ, cap * W);
+    RE(p->reach, cap * W);
+#undef RE
+    p->cap = (uint32_t)cap;
+    p->capw = (uint32_t)W;
+    return 0;
+}
+
+/* The model's relationship of two segments (LP_REL_UNSEEN for unknown ones), inline. */
+static inline lp_rel rel_of(const lp_causal *m, uint32_t a, uint32_t b)
+{
+    if (a == LP_CAUSAL_NONE || b == LP_CAUSAL_NONE || a == b)
+        return LP_REL_UNSEEN;
+    uint32_t w = m->words;
+    size_t ra = (size_t)a * w, rb = (size_t)b * w;
+    if (!((m->seen[ra + (b >> 6)] >> (b & 63)) & 1))
+        return LP_REL_UNSEEN;
+    int ab = (int)((m->hb[ra + (b >> 6)] >> (b & 63)) & 1), ba = (int)((m->hb[rb + (a >> 6)] >> (a & 63)) & 1);
+    if (ab && ba)
+        return a < b ? LP_REL_BEFORE : LP_REL_AFTER;
+    if (ab)
+        return LP_REL_BEFORE;
+    if (ba)
+        return LP_REL_AFTER;
+    if ((m->mx[ra + (b >> 6)] >> (b & 63)) & 1)
+        return LP_REL_EXCLUSIVE;
+    return LP_REL_CONCURRENT;
+}
+
+
+static inline int key_lt(const key *a, const key *b)
+{
+    if (a->start != b->start)
+        return a->start < b->start;
+    if (a->end != b->end)
+        return a->end < b->end;
+    if (a->topo != b->topo)
+        return a->topo < b->topo;
+    if (a->seg != b->seg)
+        return a->seg < b->seg;
+    return a->idx < b->idx;
+}
+
+lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const uint32_t *seg, const uint32_t *task,
+                           const int64_t *start, const int64_t *end, lp_error *err)
+{
+    if (reserve(p, n ? n : 1))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    p->n = (uint32_t)n;
+    p->npath = 0;
+    p->cp = 0;
+    p->edges = 0;
+    p->violations = 0;
+    p->unknown = 0;
+    if (n == 0)
+        return LP_OK;
+    uint32_t W = (uint32_t)((n + 63) / 64);
+    p->words = W; /* rows are packed for this request */
+    /* the request's order */
+    key *keys = p->keys;
+    uint32_t *pos = p->pos;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = seg[i];
+        keys[i].start = start[i];
+        keys[i].end = end[i];
+        keys[i].topo = (s != LP_CAUSAL_NONE && m->topo) ? m->topo[s] : UINT32_MAX;
+        keys[i].seg = s;
+        keys[i].idx = (uint32_t)i;
+    }
+    for (size_t i = 1; i < n; i++) { /* insertion sort: n is small and mostly sorted by task */
+        key x = keys[i];
+        size_t j = i;
+        while (j > 0 && key_lt(&x, &keys[j - 1])) {
+            keys[j] = keys[j - 1];
+            j--;
+        }
+        keys[j] = x;
+    }
+    /* zero-length ties: order each block topologically (task order, then the model) */
+    for (size_t b0 = 0; b0 < n;) {
+        size_t b1 = b0 + 1;
+        while (b1 < n && keys[b1].start == keys[b0].start && keys[b1].end == keys[b0].end)
+            b1++;
+        if (b1 - b0 >= 2 && keys[b0].start == keys[b0].end) {
+            /* repeatedly take the first member (in key order) with no predecessor left */
+            size_t nb = b1 - b0;
+            key *blk = lp_malloc(nb * sizeof *blk);
+            uint8_t *used = lp_calloc(nb, 1);
+            if (!blk || !used) {
+                lp_free(blk), lp_free(used);
+                return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+            }
+            for (size_t k = 0; k < nb; k++) {
+                size_t pick = nb;
+                for (size_t x = 0; x < nb && pick == nb; x++) {
+                    if (used[x])
+                        continue;
+                    int blocked = 0;
+                    for (size_t y = 0; y < nb && !blocked; y++) {
+                        if (used[y] || y == x)
+                            continue;
+                        const key *a = &keys[b0 + y], *b = &keys[b0 + x];
+                        /* does y have to come before x? */
+                        if (task[a->idx] == task[b->idx] && a->idx < b->idx)
+                            blocked = 1;
+                        else if (task[a->idx] != task[b->idx] && rel_of(m, a->seg, b->seg) == LP_REL_BEFORE)
+                            blocked = 1;
+                    }
+                    if (!blocked)
+                        pick = x;
+                }
+                if (pick == nb) /* a cycle: take the first left */
+                    for (size_t x = 0; x < nb && pick == nb; x++)
+                        if (!used[x])
+                            pick = x;
+                used[pick] = 1;
+                blk[k] = keys[b0 + pick];
+            }
+            memcpy(keys + b0, blk, nb * sizeof *blk);
+            lp_free(blk), lp_free(used);
+        }
+        b0 = b1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = keys[k].idx;
+        pos[i] = (uint32_t)k;
+        p->order[k] = i;
+    }
+    for (size_t k = 0; k < n; k++) {
+        uint32_t i = p->order[k];
+        p->seg[k] = seg[i];
+        p->task[k] = task[i];
+        p->start[k] = start[i];
+        p->end[k] = end[i];
+        p->dur[k] = end[i] - start[i];
+        p->next[k] = (i + 1 < n && task[i + 1] == task[i]) ? pos[i + 1] : UINT32_MAX;
+        if (seg[i] == LP_CAUSAL_NONE || !m->seg_count || m->seg_count[seg[i]] == 0)
+            p->unknown++;
+    }
+    /* edges: the model's rows of each segment are located once; each pair then costs
+     * a few shifts (seen, hb both ways, mx) */
+    uint64_t *S = p->succ, *R = p->reach;
+    memset(S, 0, (size_t)n * W * sizeof *S);
+    const uint32_t MW = m->words;
+    size_t *ro = p->rowoff;
+    for (uint32_t i = 0; i < n; i++)
+        ro[i] = p->seg[i] == LP_CAUSAL_NONE ? SIZE_MAX : (size_t)p->seg[i] * MW;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t *row = S + (size_t)i * W;
+        if (p->next[i] != UINT32_MAX && p->next[i] > i)
+            row[p->next[i] >> 6] |= 1ULL << (p->next[i] & 63);
+        uint32_t si = p->seg[i];
+        if (si == LP_CAUSAL_NONE)
+            continue;
+        const uint64_t *hbi = m->hb + ro[i], *mxi = m->mx + ro[i], *sni = m->seen + ro[i];
+        const uint32_t wi = si >> 6, bi = si & 63;
+        const int64_t ei = p->end[i], st_i = p->start[i];
+        for (uint32_t j = i + 1; j < n; j++) {
+            uint32_t sj = p->seg[j];
+            if (sj == LP_CAUSAL_NONE || sj == si)
+                continue;
+            uint32_t wj = sj >> 6, bj = sj & 63;
+            if (!((sni[wj] >> bj) & 1))
+                continue;
+            int ab = (int)((hbi[wj] >> bj) & 1), ba = (int)((m->hb[ro[j] + wi] >> bi) & 1);
+            int before, excl = 0;
+            if (ab)
+                before = !ba || si < sj;
+            else if (ba)
+                before = 0;
+            else if ((mxi[wj] >> bj) & 1)
+                before = 1, excl = 1;
+            else
+                continue; /* concurrent */
+            if (before) {
+                if (ei <= p->start[j])
+                    row[j >> 6] |= 1ULL << (j & 63);
+                else if (!(excl && p->end[j] <= st_i))
+                    p->violations++;
+            } else if (!(p->end[j] <= st_i)) { /* j -> i contradicted */
+                p->violations++;
+            }
+        }
+    }
+    /* transitive reduction: reverse order, reach = succ | reach of succ */
+    if (W == 1) {
+        for (uint32_t i = n; i-- > 0;) {
+            uint64_t row = S[i], acc = 0;
+            for (uint64_t bits = row; bits; bits &= bits - 1)
+                acc |= R[__builtin_ctzll(bits)];
+            R[i] = row | acc;
+            S[i] = row & ~acc;
+            p->edges += (uint32_t)popcount64(S[i]);
+        }
+    } else {
+        uint64_t acc[64];
+        uint64_t *accp = W <= 64 ? acc : lp_malloc(W * sizeof *accp);
+        if (!accp)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        for (uint32_t i = n; i-- > 0;) {
+            uint64_t *row = S + (size_t)i * W, *ri = R + (size_t)i * W;
+            memset(accp, 0, W * sizeof *accp);
+            for (uint32_t w = 0; w < W; w++)
+                for (uint64_t bits = row[w]; bits; bits &= bits - 1) {
+                    uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                    const uint64_t *rj = R + (size_t)j * W;
+                    for (uint32_t x = 0; x < W; x++)
+                        accp[x] |= rj[x];
+                }
+            for (uint32_t x = 0; x < W; x++) {
+                ri[x] = row[x] | accp[x];
+                row[x] &= ~accp[x];
+                p->edges += (uint32_t)popcount64(row[x]);
+            }
+        }
+        if (accp != acc)
+            lp_free(accp);
+    }
+    /* longest paths */
+    for (uint32_t i = 0; i < n; i++)
+        p->cpstart[i] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = p->cpstart[i] + p->dur[i];
+        const uint64_t *row = S + (size_t)i * W;
+        for (uint32_t w = 0; w < W; w++)
+            for (uint64_t bits = row[w]; bits; bits &= bits - 1) {
+                uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                if (v > p->cpstart[j])
+                    p->cpstart[j] = v;
+            }
+    }
+    for (uint32_t i = n; i-- > 0;) {
+        int64_t best = 0;
+        const uint64_t *row = S + (size_t)i * W;
+        for (uint32_t w = 0; w < W; w++)
+            for (uint64_t bits = row[w]; bits; bits &= bits - 1) {
+                uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(bits);
+                int64_t v = p->dur[j] + p->cpend[j];
+                if (v > best)
+                    best = v;
+            }
+        p->cpend[i] = best;
+    }
+    int64_t cp = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = p->cpstart[i] + p->dur[i] + p->cpend[i];
+        if (v > cp)
+            cp = v;
+    }
+    p->cp = cp;
+    for (uint32_t i = 0; i < n; i++) {
+        p->slack[i] = cp - p->cpstart[i] - p->dur[i] - p->cpend[i];
+        p->oncp[i] = 0;
+    }
+    /* the path: last segment, then back */
+    uint32_t v = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        int sink = 1;
+        const uint64_t *row = S + (size_t)i * W;
+        for (uint32_t w = 0; w < W && sink; w++)
+            sink = row[w] == 0;
+        if (!sink || p->cpstart[i] + p->dur[i] != cp)
+            continue;
+        if (v == UINT32_MAX || p->end[i] > p->end[v])
+            v = i;
+    }
+    uint32_t np = 0;
+    while (v != UINT32_MAX) {
+        p->path[np++] = v;
+        p->oncp[v] = 1;
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < v; i++) {
+            if (!((S[(size_t)i * W + (v >> 6)] >> (v & 63)) & 1))
+                continue;
+            if (p->cpstart[i] + p->dur[i] != p->cpstart[v])
+                continue;
+            if (best == UINT32_MAX || p->end[i] > p->end[best] ||
+                (p->end[i] == p->end[best] && p->task[i] != p->task[v] && p->task[best] == p->task[v]))
+                best = i;
+        }
+        v = best;
+    }
+    for (uint32_t a = 0, b = np ? np - 1 : 0; a < b; a++, b--) {
+        uint32_t t = p->path[a];
+        p->path[a] = p->path[b];
+        p->path[b] = t;
+    }
+    p->npath = np;
+    return LP_OK;
+}
+
+lp_status lp_reqpath_compute(lp_reqpath *p, const lp_causal *m, const lp_reqlog *rl, const uint32_t *map, uint64_t r,
+                             lp_error *err)
+{
+    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
+    size_t rows = (size_t)(b - a);
+    if (rows > p->caprows) {
+        size_t nc = rows * 2;
+        int64_t *e = lp_reallocarray(p->evt, nc, sizeof *e);
+        if (e)
+            p->evt = e;
+        int64_t *e1 = e ? lp_reallocarray(p->istart, nc, sizeof *e1) : NULL;
+        if (e1)
+            p->istart = e1;
+        int64_t *e2 = e1 ? lp_reallocarray(p->iend, nc, sizeof *e2) : NULL;
+        if (e2)
+            p->iend = e2;
+        uint32_t *u1 = e2 ? lp_reallocarray(p->iseg, nc, sizeof *u1) : NULL;
+        if (u1)
+            p->iseg = u1;
+        uint32_t *u2 = u1 ? lp_reallocarray(p->itask, nc, sizeof *u2) : NULL;
+        if (!u2)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        p->itask = u2;
+        p->caprows = nc;
+    }
+    /* times made non-decreasing along each task */
+    const lp_reqrow *R = rl->rows + a;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (size_t i = 0; i < rows; i++) {
+        int64_t t = R[i].time;
+        if (i > 0 && rl->pt_task[R[i].point] == rl->pt_task[R[i - 1].point] && t < p->evt[i - 1])
+            t = p->evt[i - 1];
+        p->evt[i] = t;
+        if (t < first)
+            first = t;
+        if (t > last)
+            last = t;
+    }
+    /* segments, task by task in task order (the rows' order) */
+    size_t n = 0;
+    uint32_t *sg = p->iseg, *tk = p->itask;
+    int64_t *st = p->istart, *en = p->iend;
+    for (size_t i = 0; i < rows; i++) {
+        if (R[i].seg == LP_REQLOG_NONE)
+            continue;
+        uint32_t s = map ? map[R[i].seg] : LP_CAUSAL_NONE;
+        if (s != LP_CAUSAL_NONE && m->seg_dropped[s])
+            continue;
+        sg[n] = s;
+        tk[n] = rl->pt_task[R[i].point];
+        st[n] = p->evt[i];
+        en[n] = p->evt[i + 1];
+        n++;
+    }
+    lp_status stt = lp_reqpath_solve(p, m, n, sg, tk, st, en, err);
+    p->first = rows ? first : 0;
+    p->last = rows ? last : 0;
+    p->latency = p->last - p->first;
+    return stt;
+}

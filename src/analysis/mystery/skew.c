@@ -1,0 +1,391 @@
+/* skew.c: clock-skew estimation from RPC patterns (OSDI'14 §3; see skew.h and
+ * docs/analyses/mystery-skew.md).
+ *
+ * Threads scan disjoint ranges of requests, each keeping its own table of host pairs
+ * (open addressing on the pair) with the minimum-rtt estimate; the tables are merged
+ * with a rule that does not depend on their order (smaller rtt, then smaller theta),
+ * so the result does not depend on the number of threads. The offsets come from
+ * Dijkstra's algorithm over the pair graph with rtt as the cost (ties: lower host id).
+ */
+#include "longpole/analysis/mystery/skew.h"
+#include "longpole/base/alloc.h"
+#include "base/par.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct pslot {
+    uint64_t key;       /* a << 32 | b, a < b; 0 with n == 0: empty */
+    int64_t theta, rtt;
+    uint64_t n;
+} pslot;
+
+typedef struct ptab {
+    pslot *s;
+    uint32_t cap, n;
+    uint64_t nrpc, nneg;
+    int nomem;
+} ptab;
+
+static inline uint32_t phash(uint64_t k)
+{
+    k ^= k >> 31;
+    k *= 0x7fb5d329728ea185ULL;
+    k ^= k >> 27;
+    return (uint32_t)k;
+}
+
+static int ptab_grow(ptab *t)
+{
+    uint32_t nc = t->cap ? t->cap * 2 : 1024;
+    pslot *ns = lp_calloc(nc, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (uint32_t i = 0; i < t->cap; i++)
+        if (t->s[i].n) {
+            uint32_t j = phash(t->s[i].key) & (nc - 1);
+            while (ns[j].n)
+                j = (j + 1) & (nc - 1);
+            ns[j] = t->s[i];
+        }
+    lp_free(t->s);
+    t->s = ns;
+    t->cap = nc;
+    return 0;
+}
+
+/* Add one estimate (theta = clock(b) - clock(a) for the normalized pair). */
+static int ptab_add(ptab *t, uint64_t key, int64_t theta, int64_t rtt, uint64_t n)
+{
+    if ((t->n + 1) * 2 > t->cap && ptab_grow(t))
+        return -1;
+    uint32_t j = phash(key) & (t->cap - 1);
+    while (t->s[j].n && t->s[j].key != key)
+        j = (j + 1) & (t->cap - 1);
+    pslot *p = &t->s[j];
+    if (!p->n) {
+        p->key = key;
+        p->theta = theta;
+        p->rtt = rtt;
+        p->n = n;
+        t->n++;
+        return 0;
+    }
+    p->n += n;
+    if (rtt < p->rtt || (rtt == p->rtt && theta < p->theta)) {
+        p->rtt = rtt;
+        p->theta = theta;
+    }
+    return 0;
+}
+
+typedef struct sk_ctx {
+    const lp_reqlog *rl;
+    ptab *tabs;
+} sk_ctx;
+
+static void sk_worker(void *ctx, unsigned tid, unsigned nthr)
+{
+    sk_ctx *C = ctx;
+    const lp_reqlog *rl = C->rl;
+    ptab *T = &C->tabs[tid];
+    uint64_t lo, hi;
+    lp_reqpar_range(rl->nreqs, tid, nthr, &lo, &hi);
+    const lp_reqrow *R = rl->rows;
+    for (uint64_t r = lo; r < hi && !T->nomem; r++) {
+        if (rl->rbad[r])
+            continue;
+        uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
+        /* each task's run of rows */
+        for (uint64_t s0 = a; s0 < b;) {
+            uint32_t task = rl->pt_task[R[s0].point];
+            uint64_t s1 = s0 + 1;
+            while (s1 < b && rl->pt_task[R[s1].point] == task)
+                s1++;
+            for (uint64_t i = s0; i + 2 < s1; i++) {
+                uint32_t c = R[i].host, s = R[i + 1].host;
+                if (s == c)
+                    continue;
+                /* next event back on c */
+                uint64_t j = i + 2;
+                while (j < s1 && R[j].host != c)
+                    j++;
+                if (j >= s1)
+                    continue;
+                if (R[j - 1].host != s)
+                    continue; /* control came back from another host: not a plain RPC */
+                int64_t client = R[j].time - R[i].time, server = R[j - 1].time - R[i + 1].time;
+                int64_t rtt = client - server;
+                if (rtt < 0) {
+                    T->nneg++;
+                    continue;
+                }
+                int64_t theta = R[i + 1].time - (R[i].time + rtt / 2); /* clock(s) - clock(c) */
+                uint64_t key;
+                if (c < s) {
+                    key = (uint64_t)c << 32 | s;
+                } else {
+                    key = (uint64_t)s << 32 | c;
+                    theta = -theta;
+                }
+                if (ptab_add(T, key, theta, rtt, 1)) {
+                    T->nomem = 1;
+                    break;
+                }
+                T->nrpc++;
+            }
+            s0 = s1;
+        }
+    }
+}
+
+void lp_skew_release(lp_skew *s)
+{
+    lp_free(s->offset);
+    lp_free(s->bound);
+    lp_free(s->parent);
+    lp_free(s->root);
+    lp_free(s->rpcs);
+    lp_free(s->pairs);
+    memset(s, 0, sizeof *s);
+}
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const lp_skew_pair *a = x, *b = y;
+    if (a->a != b->a)
+        return a->a < b->a ? -1 : 1;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+lp_status lp_skew_estimate(const lp_reqlog *rl, const lp_skew_opts *o, lp_skew *out, lp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    unsigned nthr = lp_reqpar_threads(o ? o->threads : 0);
+    if (rl->nreqs < 4096)
+        nthr = 1;
+    uint32_t H = rl->nhosts;
+    ptab *tabs = lp_calloc(nthr, sizeof *tabs);
+    ptab all = {0};
+    uint32_t *adjoff = NULL, *adj = NULL, *heap = NULL, *hpos = NULL;
+    int64_t *dist = NULL;
+    uint8_t *done = NULL;
+    lp_status st = LP_OK;
+    if (!tabs)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    sk_ctx C = {rl, tabs};
+    lp_reqpar_run(nthr, sk_worker, &C);
+    for (unsigned t = 0; t < nthr; t++) {
+        if (tabs[t].nomem)
+            goto nomem;
+        out->nrpc += tabs[t].nrpc;
+        out->nnegative += tabs[t].nneg;
+        for (uint32_t i = 0; i < tabs[t].cap; i++)
+            if (tabs[t].s[i].n &&
+                ptab_add(&all, tabs[t].s[i].key, tabs[t].s[i].theta, tabs[t].s[i].rtt, tabs[t].s[i].n))
+                goto nomem;
+    }
+    out->nhosts = H;
+    out->offset = lp_calloc(H ? H : 1, sizeof *out->offset);
+    out->bound = lp_calloc(H ? H : 1, sizeof *out->bound);
+    out->parent = lp_malloc((H ? H : 1) * sizeof *out->parent);
+    out->root = lp_malloc((H ? H : 1) * sizeof *out->root);
+    out->rpcs = lp_calloc(H ? H : 1, sizeof *out->rpcs);
+    out->pairs = lp_malloc((all.n ? all.n : 1) * sizeof *out->pairs);
+    if (!out->offset || !out->bound || !out->parent || !out->root || !out->rpcs || !out->pairs)
+        goto nomem;
+    for (uint32_t i = 0; i < all.cap; i++)
+        if (all.s[i].n) {
+            lp_skew_pair *p = &out->pairs[out->npairs++];
+            p->a = (uint32_t)(all.s[i].key >> 32);
+            p->b = (uint32_t)all.s[i].key;
+            p->theta = all.s[i].theta;
+            p->rtt = all.s[i].rtt;
+            p->n = all.s[i].n;
+        }
+    qsort(out->pairs, out->npairs, sizeof *out->pairs, pair_cmp);
+    for (uint32_t h = 0; h < H; h++) {
+        out->parent[h] = LP_SKEW_NONE;
+        out->root[h] = h;
+    }
+    /* adjacency (both directions) */
+    adjoff = lp_calloc((size_t)H + 1, sizeof *adjoff);
+    adj = lp_malloc(((size_t)out->npairs * 2 + 1) * sizeof *adj);
+    dist = lp_malloc((H ? H : 1) * sizeof *dist);
+    done = lp_calloc(H ? H : 1, 1);
+    heap = lp_malloc((H ? H : 1) * sizeof *heap);
+    hpos = lp_malloc((H ? H : 1) * sizeof *hpos);
+    if (!adjoff || !adj || !dist || !done || !heap || !hpos)
+        goto nomem;
+    for (uint32_t i = 0; i < out->npairs; i++) {
+        adjoff[out->pairs[i].a + 1]++;
+        adjoff[out->pairs[i].b + 1]++;
+        out->rpcs[out->pairs[i].a] += out->pairs[i].n;
+        out->rpcs[out->pairs[i].b] += out->pairs[i].n;
+    }
+    for (uint32_t h = 0; h < H; h++)
+        adjoff[h + 1] += adjoff[h];
+    {
+        uint32_t *fill = lp_malloc((H ? H : 1) * sizeof *fill);
+        if (!fill)
+            goto nomem;
+        memcpy(fill, adjoff, H * sizeof *fill);
+        for (uint32_t i = 0; i < out->npairs; i++) {
+            adj[fill[out->pairs[i].a]++] = i;
+            adj[fill[out->pairs[i].b]++] = i;
+        }
+        lp_free(fill);
+    }
+    uint32_t ref = UINT32_MAX;
+    if (o && o->reference) {
+        for (uint32_t h = 0; h < H; h++)
+            if (strcmp(lp_reqlog_str(rl, rl->host_name[h]), o->reference) == 0)
+                ref = h;
+        if (ref == UINT32_MAX) {
+            st = lp_error_set(err, LP_ERR_ARG, "reference host '%s' is not in the logs", o->reference);
+            goto out;
+        }
+    }
+    /* components: start from the reference, then from the best-supported host left */
+    for (;;) {
+        uint32_t root = UINT32_MAX;
+        if (ref != UINT32_MAX && !done[ref] && out->rpcs[ref]) {
+            root = ref;
+        } else {
+            for (uint32_t h = 0; h < H; h++)
+                if (!done[h] && out->rpcs[h] &&
+                    (root == UINT32_MAX || out->rpcs[h] > out->rpcs[root] ||
+                     (out->rpcs[h] == out->rpcs[root] &&
+                      strcmp(lp_reqlog_str(rl, rl->host_name[h]), lp_reqlog_str(rl, rl->host_name[root])) < 0)))
+                    root = h;
+        }
+        if (root == UINT32_MAX)
+            break;
+        out->ncomponents++;
+        /* Dijkstra with a binary heap keyed by (dist, host) */
+        uint32_t hn = 0;
+        dist[root] = 0;
+        out->parent[root] = LP_SKEW_ROOT;
+        out->offset[root] = 0;
+        out->bound[root] = 0;
+        heap[hn] = root;
+        hpos[root] = hn++;
+        for (uint32_t h = 0; h < H; h++)
+            if (h != root && !done[h])
+                dist[h] = INT64_MAX;
+#define LESS(x, y) (dist[x] < dist[y] || (dist[x] == dist[y] && (x) < (y)))
+        while (hn) {
+            uint32_t u = heap[0];
+            heap[0] = heap[--hn];
+            hpos[heap[0]] = 0;
+            for (uint32_t i = 0;;) { /* sift down */
+                uint32_t l = 2 * i + 1, r = l + 1, m = i;
+                if (l < hn && LESS(heap[l], heap[m]))
+                    m = l;
+                if (r < hn && LESS(heap[r], heap[m]))
+                    m = r;
+                if (m == i)
+                    break;
+                uint32_t x = heap[i];
+                heap[i] = heap[m];
+                heap[m] = x;
+                hpos[heap[i]] = i;
+                hpos[heap[m]] = m;
+                i = m;
+            }
+            done[u] = 1;
+            out->root[u] = root;
+            for (uint32_t k = adjoff[u]; k < adjoff[u + 1]; k++) {
+                const lp_skew_pair *p = &out->pairs[adj[k]];
+                uint32_t v = p->a == u ? p->b : p->a;
+                if (done[v])
+                    continue;
+                int64_t nd = dist[u] + p->rtt;
+                if (nd > dist[v] || (nd == dist[v] && out->parent[v] != LP_SKEW_NONE && out->parent[v] <= u))
+                    continue;
+                int fresh = dist[v] == INT64_MAX;
+                dist[v] = nd;
+                out->parent[v] = u;
+                out->offset[v] = out->offset[u] + (p->a == u ? p->theta : -p->theta);
+                out->bound[v] = out->bound[u] + p->rtt / 2;
+                if (fresh) {
+                    heap[hn] = v;
+                    hpos[v] = hn++;
+                }
+                for (uint32_t i = hpos[v]; i > 0;) { /* sift up */
+                    uint32_t up = (i - 1) / 2;
+                    if (!LESS(heap[i], heap[up]))
+                        break;
+                    uint32_t x = heap[i];
+                    heap[i] = heap[up];
+                    heap[up] = x;
+                    hpos[heap[i]] = i;
+                    hpos[heap[up]] = up;
+                    i = up;
+                }
+            }
+        }
+#undef LESS
+    }
+    goto out;
+nomem:
+    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+out:
+    for (unsigned t = 0; t < nthr; t++)
+        lp_free(tabs[t].s);
+    lp_free(tabs);
+    lp_free(all.s);
+    lp_free(adjoff), lp_free(adj), lp_free(dist), lp_free(done), lp_free(heap), lp_free(hpos);
+    if (st)
+        lp_skew_release(out);
+    return st;
+}
+
+typedef struct ap_ctx {
+    const lp_skew *s;
+    lp_reqlog *rl;
+    int64_t lo[64], hi[64];
+} ap_ctx;
+
+static void ap_worker(void *ctx, unsigned tid, unsigned nthr)
+{
+    ap_ctx *A = ctx;
+    lp_reqlog *rl = A->rl;
+    const int64_t *off = A->s->offset;
+    uint64_t a, b;
+    lp_reqpar_range(rl->nreqs, tid, nthr, &a, &b);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint64_t q = a; q < b; q++) {
+        int good = !rl->rbad[q];
+        for (uint64_t k = rl->rfirst[q]; k < rl->rfirst[q + 1]; k++) {
+            int64_t t = rl->rows[k].time -= off[rl->rows[k].host];
+            if (good) {
+                lo = t < lo ? t : lo;
+                hi = t > hi ? t : hi;
+            }
+        }
+    }
+    A->lo[tid] = lo;
+    A->hi[tid] = hi;
+}
+
+void lp_skew_apply(const lp_skew *s, lp_reqlog *rl)
+{
+    ap_ctx A;
+    A.s = s;
+    A.rl = rl;
+    unsigned n = lp_reqpar_threads(0);
+    if (rl->nrows < ((uint64_t)1 << 20))
+        n = 1;
+    lp_reqpar_run(n, ap_worker, &A);
+    rl->min_time = INT64_MAX;
+    rl->max_time = INT64_MIN;
+    for (unsigned t = 0; t < n; t++) {
+        if (A.lo[t] < rl->min_time)
+            rl->min_time = A.lo[t];
+        if (A.hi[t] > rl->max_time)
+            rl->max_time = A.hi[t];
+    }
+    if (rl->min_time > rl->max_time)
+        rl->min_time = rl->max_time = 0;
+}

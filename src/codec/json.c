@@ -1,0 +1,1392 @@
+/* json.c: the streaming JSON reader of json.h: records of a big array (or of JSON
+ * lines) handed one at a time as small trees, over a decompressing lp_input.
+ *
+ * Why not a library. Debian 12 packages three JSON parsers in C made for the job:
+ * jansson 2.14, json-c 0.16 and yajl 2.1. Measured on this machine (2-core Xeon) in
+ * the streaming shape the importers need (elements of {"data":[...]} one at a time,
+ * each walked as a tree; bench/spans/jsonlibs.c, run by bench/spans/run.sh) on a
+ * 200 MB generated Jaeger file held in memory, one core, best of 3, MB/s (bench/
+ * RESULTS.md has the last run; three runs on 2026-11-21 gave these ranges):
+ *   jansson (json_loadb per element, JSON_DISABLE_EOF_CHECK)         65 -  70
+ *   json-c  (json_tokener_parse_ex per element)                      113 - 128
+ *   yajl    (callbacks over the stream, counting events: no tree)    504 - 554
+ *   yajl    (callbacks, building each element's tree)                437 - 444
+ *   this reader (element trees, through lp_input)                    877 - 967
+ * jansson and json-c are below the 200 MB/s per core the importers need before any
+ * importer work. yajl is fast enough, but only as callbacks: it gives no position
+ * for a value (the byte offset of an error only, no line), so the importers could not
+ * say where a bad span is; it cannot resume after a bad line (Spark's JSON lines);
+ * and a tree over it still needs a hand-written state machine for the record
+ * boundaries. Written here instead (~1,300 lines), it is twice as fast as yajl with
+ * trees, gives the offset and line of every value, streams the shapes of trace files
+ * directly, and is tested against RFC 8259, a naive twin parser and a fuzzer.
+ *
+ * Design. The input is read into one buffer (4 MiB, grown to hold the largest record,
+ * with 64 zero bytes of padding after the data so scans need no bounds checks: a zero
+ * byte stops every scan, then `p == end` tells the end of data from a real NUL). A
+ * record is parsed in one go, by recursive descent, into nodes that point into the
+ * buffer; if the data ends inside the record, the parse is abandoned, the buffer is
+ * refilled (moving the partial record to the front, doubling the buffer when the
+ * record fills more than half of it, so re-parsing stays amortised linear) and the
+ * record is parsed again. Only once a record is complete are its strings decoded in
+ * place (escapes only shrink) and NUL-terminated, so an abandoned parse leaves the
+ * buffer intact. String scanning looks at 16 bytes at a time (SSE2, or 8 with SWAR
+ * elsewhere) for a quote, a backslash, a control byte or a non-ASCII byte; non-ASCII
+ * runs are validated as UTF-8 byte by byte.
+ *
+ * Invariants: the committed state (pos, line, state machine) only moves when a whole
+ * step (a record, a separator, a member key) succeeded; nodes and strings handed out
+ * stay valid until the next lp_json_next(); memory is O(largest record).
+ */
+#include "longpole/codec/json.h"
+#include "longpole/base/alloc.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#define BUF_INIT ((size_t)4 << 20)
+#define PAD 64
+#define MAX_RECORD_DEFAULT ((size_t)2 << 30)
+
+/* internal node flags kept in lp_json.reserved while parsing */
+#define R_ESC 0x01u     /* the string value has escapes */
+#define R_KESC 0x02u    /* the key has escapes */
+#define R_FIX 0x04u     /* repair mode: the string value needs mending */
+#define R_KFIX 0x08u    /* repair mode: the key needs mending */
+
+enum { S_TOP, S_ARR_FIRST, S_ARR_NEXT, S_OBJ_FIRST, S_OBJ_NEXT, S_DONE };
+enum { P_OK = 0, P_MORE, P_SYNTAX };
+
+struct lp_json_reader {
+    lp_input *in;                 /* the byte source (not owned) */
+    const char *const *keys;      /* stream keys (caller's list) */
+    int lines;                    /* JSON lines mode */
+    int repair;                   /* mend bad strings */
+    size_t max_record;            /* largest record accepted */
+    unsigned char *buf;           /* data, then PAD zero bytes */
+    size_t cap;                   /* bytes of buf usable for data */
+    size_t pos, len;              /* unconsumed data is buf[pos, len) */
+    uint64_t base;                /* stream offset of buf[0] */
+    uint64_t line;                /* line at buf[pos] */
+    int eof;                      /* the input has no more bytes */
+    int state;                    /* S_* */
+    int arr_in_obj;               /* the streamed array is a member of a streamed object */
+    int bom_checked;              /* a leading UTF-8 byte order mark was looked for */
+    char *akey;                   /* key of the streamed array (NUL-terminated copy) */
+    size_t akeycap;
+    uint64_t index;               /* next element index in the streamed array */
+    uint64_t cont_off, cont_line; /* where the streamed array or object opened */
+    uint64_t nvalues;             /* top-level values seen */
+    lp_json *nodes;               /* the current record's tree */
+    size_t nnodes, capnodes;
+    lp_error ierr;                /* error of the input (corrupt compression) */
+};
+
+/* Parse context of one step. */
+typedef struct pctx {
+    lp_json_reader *r;
+    const unsigned char *p, *end; /* cursor and end of data */
+    const unsigned char *start;   /* where the step began */
+    uint64_t line;                /* line at p */
+    int final;                    /* no data will follow end */
+    int depth;
+    int nomem;                    /* an allocation failed */
+    const unsigned char *rec;     /* first byte of the step after blanks (lines mode resyncs from it) */
+    uint64_t recline;
+    /* the first error: structural (returned as P_SYNTAX) or within a record (bad) */
+    int bad;
+    uint64_t eoff, eline;
+    char msg[200];
+    /* repair mode: problems mended (the first is described) */
+    int repair;
+    unsigned nfix;                /* strings mended in the current record */
+    int strfix;                   /* the string being parsed needs mending */
+    uint64_t foff, fline;
+    char fmsg[200];
+} pctx;
+
+static const char *const type_names[] = {"null", "false", "true", "number", "string", "array", "object"};
+
+const char *lp_json_type_name(lp_json_type t)
+{
+    return (unsigned)t <= LP_JSON_OBJECT ? type_names[t] : "?";
+}
+
+static uint64_t offset_of(const pctx *c, const unsigned char *p)
+{
+    return c->r->base + (uint64_t)(p - c->r->buf);
+}
+
+/* Describe the byte at p for messages: 'x', 0xNN, or "end of input". */
+static const char *found(const pctx *c, const unsigned char *p, char buf[24])
+{
+    if (p >= c->end)
+        return "end of input";
+    if (*p >= 0x20 && *p < 0x7f)
+        snprintf(buf, 24, "'%c'", *p);
+    else
+        snprintf(buf, 24, "byte 0x%02x", *p);
+    return buf;
+}
+
+static void note(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(pctx *c, const unsigned char *p, const char *fmt, ...)
+{
+    if (c->bad)
+        return;
+    c->bad = 1;
+    c->eoff = offset_of(c, p);
+    c->eline = c->line;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* A problem inside a string: in repair mode the string is mended (and the first such
+ * problem described), otherwise the record is bad. */
+static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (c->repair) {
+        if (!c->strfix)
+            c->nfix++;
+        c->strfix = 1;
+        if (c->nfix == 1 && !c->fmsg[0]) {
+            c->foff = offset_of(c, p);
+            c->fline = c->line;
+            vsnprintf(c->fmsg, sizeof c->fmsg, fmt, ap);
+        }
+    } else if (!c->bad) {
+        c->bad = 1;
+        c->eoff = offset_of(c, p);
+        c->eline = c->line;
+        vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    }
+    va_end(ap);
+}
+
+/* A structural error: recorded (replacing a record-level note) and returned. */
+static int syntax(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int syntax(pctx *c, const unsigned char *p, const char *fmt, ...)
+{
+    c->bad = 1;
+    c->eoff = offset_of(c, p);
+    c->eline = c->line;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    return P_SYNTAX;
+}
+
+static inline const unsigned char *skip_ws(pctx *c, const unsigned char *p)
+{
+    for (;;) {
+        unsigned ch = *p;
+        if (ch > ' ')
+            return p;
+        if (ch == ' ' || ch == '\t' || ch == '\r')
+            p++;
+        else if (ch == '\n') {
+            c->line++;
+            p++;
+        } else
+            return p; /* a control byte or the padding */
+    }
+}
+
+/* ---- strings ------------------------------------------------------------------------ */
+
+/* Length of the UTF-8 sequence at p (2..4), 0 if invalid, -1 if it runs past end. */
+static int utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    int n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (end - p < n)
+        return -1;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+static int hexval(unsigned c)
+{
+    if (c >= '0' && c <= '9')
+        return (int)(c - '0');
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f')
+        return (int)(c - 'a' + 10);
+    return -1;
+}
+
+/* Four hex digits at p: the value, or -1. */
+static int hex4(const unsigned char *p)
+{
+    int a = hexval(p[0]), b = hexval(p[1]), x = hexval(p[2]), d = hexval(p[3]);
+    if ((a | b | x | d) < 0)
+        return -1;
+    return a << 12 | b << 8 | x << 4 | d;
+}
+
+/* Find the first byte at or after p that is '"', '\\', < 0x20 or >= 0x80. */
+static inline const unsigned char *scan_plain(const unsigned char *p)
+{
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)), _mm_cmplt_epi8(v, sp));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#else
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+        uint64_t xq = w ^ (ones * '"'), xb = w ^ (ones * '\\');
+        uint64_t t = ((xq - ones) & ~xq) | ((xb - ones) & ~xb) | (w - ones * 0x20) | w;
+        t &= high;
+        if (t) {
+            for (int i = 0; i < 8; i++)
+                if (p[i] == '"' || p[i] == '\\' || p[i] < 0x20 || p[i] >= 0x80)
+                    return p + i;
+        }
+        p += 8;
+    }
+#endif
+}
+
+/* p at the opening quote. On success *s, *n are the raw bytes between the quotes,
+ * *esc tells whether they hold escapes, and c->p is past the closing quote. Problems
+ * inside the string are noted (record-level); a line break is structural. */
+static int parse_string(pctx *c, const unsigned char **s, uint32_t *n, int *esc)
+{
+    const unsigned char *p = c->p + 1, *end = c->end;
+    const unsigned char *s0 = p;
+    int e = 0;
+    c->strfix = 0;
+    for (;;) {
+        p = scan_plain(p);
+        unsigned ch = *p;
+        if (ch == '"')
+            break;
+        if (ch == '\\') {
+            e = 1;
+            if (end - p < 2 && !c->final)
+                return P_MORE;
+            unsigned x = p[1];
+            if (x == 'u') {
+                if (end - p < 6 && !c->final)
+                    return P_MORE; /* (when final, the zero padding makes the digits invalid) */
+                int v = hex4(p + 2);
+                if (v < 0) {
+                    fixable(c, p, "bad escape: \\u must be followed by four hex digits");
+                    p += 2;
+                    continue;
+                }
+                if (v >= 0xD800 && v <= 0xDBFF) {
+                    if (end - p < 12 && !c->final)
+                        return P_MORE;
+                    int w = p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
+                    if (w < 0xDC00 || w > 0xDFFF) {
+                        fixable(c, p, "bad escape: high surrogate \\u%04X without a low surrogate after it", (unsigned)v);
+                        p += 6;
+                        continue;
+                    }
+                    p += 12;
+                    continue;
+                }
+                if (v >= 0xDC00 && v <= 0xDFFF)
+                    fixable(c, p, "bad escape: lone low surrogate \\u%04X", (unsigned)v);
+                p += 6;
+                continue;
+            }
+            if (!strchr("\"\\/bfnrt", (int)x) || x == 0) {
+                if (x == '\n')
+                    return syntax(c, p + 1, "line break inside a string (unterminated string?)");
+                char fb[24];
+                fixable(c, p, "bad escape '\\' followed by %s", found(c, p + 1, fb));
+            }
+            p += 2;
+            continue;
+        }
+        if (ch < 0x20) {
+            if (p >= end)
+                return P_MORE;
+            if (ch == '\n')
+                return syntax(c, p, "line break inside a string (unterminated string?)");
+            fixable(c, p, "control character 0x%02x inside a string (must be escaped)", ch);
+            p++;
+            continue;
+        }
+        /* non-ASCII */
+        int k = utf8_seq(p, end);
+        if (k < 0)
+            return P_MORE;
+        if (k == 0) {
+            fixable(c, p, "invalid UTF-8 byte 0x%02x in a string", ch);
+            p++;
+            continue;
+        }
+        p += k;
+    }
+    if (p - s0 > (ptrdiff_t)UINT32_MAX)
+        return syntax(c, s0, "string longer than 4 GiB");
+    *s = s0;
+    *n = (uint32_t)(p - s0);
+    *esc = e | (c->strfix ? 2 : 0);
+    c->p = p + 1;
+    return P_OK;
+}
+
+/* Decode the (validated) escaped string at s[0..n) in place; returns the new length. */
+static uint32_t unescape(char *s, uint32_t n)
+{
+    unsigned char *r = (unsigned char *)s, *w = (unsigned char *)s, *end = r + n;
+    while (r < end) {
+        if (*r != '\\') {
+            *w++ = *r++;
+            continue;
+        }
+        unsigned x = r[1];
+        r += 2;
+        switch (x) {
+        case 'b': *w++ = '\b'; break;
+        case 'f': *w++ = '\f'; break;
+        case 'n': *w++ = '\n'; break;
+        case 'r': *w++ = '\r'; break;
+        case 't': *w++ = '\t'; break;
+        case 'u': {
+            int v = hex4(r);
+            r += 4;
+            if (v < 0)
+                break; /* noted at parse time; the record is not handed out */
+            uint32_t cp = (uint32_t)v;
+            if (cp >= 0xD800 && cp <= 0xDBFF && r + 6 <= end && r[0] == '\\' && r[1] == 'u') {
+                int lo = hex4(r + 2);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+                    r += 6;
+                }
+            }
+            if (cp < 0x80) {
+                *w++ = (unsigned char)cp;
+            } else if (cp < 0x800) {
+                *w++ = (unsigned char)(0xC0 | cp >> 6);
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else if (cp < 0x10000) {
+                *w++ = (unsigned char)(0xE0 | cp >> 12);
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            } else {
+                *w++ = (unsigned char)(0xF0 | cp >> 18);
+                *w++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
+            }
+            break;
+        }
+        default: *w++ = (unsigned char)x; break; /* " \ / */
+        }
+    }
+    return (uint32_t)(w - (unsigned char *)s);
+}
+
+/* Mend a string with problems in place (repair mode): escapes decoded where valid,
+ * a bad escape keeps its letter, a bad \u or lone surrogate and every byte that is not
+ * part of valid UTF-8 become '?', raw control characters are kept. Never longer than
+ * the input. */
+static uint32_t mend(char *s, uint32_t n)
+{
+    unsigned char *r = (unsigned char *)s, *w = r, *end = r + n;
+    while (r < end) {
+        unsigned c = *r;
+        if (c == '\\') {
+            if (r + 1 >= end) {
+                r++;
+                continue;
+            }
+            unsigned x = r[1];
+            const char *simple = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+            const char *q = x ? strchr(simple, (int)x) : NULL;
+            if (q) {
+                *w++ = (unsigned char)to[q - simple];
+                r += 2;
+                continue;
+            }
+            if (x == 'u' && end - r >= 6 && hex4(r + 2) >= 0) {
+                /* reuse the strict decoder on the escape (and its pair) when valid */
+                int v = hex4(r + 2);
+                size_t k = 6;
+                if (v >= 0xD800 && v <= 0xDBFF) {
+                    int lo = end - r >= 12 && r[6] == '\\' && r[7] == 'u' ? hex4(r + 8) : -1;
+                    if (lo < 0xDC00 || lo > 0xDFFF) {
+                        *w++ = '?';
+                        r += 6;
+                        continue;
+                    }
+                    k = 12;
+                } else if (v >= 0xDC00 && v <= 0xDFFF) {
+                    *w++ = '?';
+                    r += 6;
+                    continue;
+                }
+                char tmp[12];
+                memcpy(tmp, r, k);
+                uint32_t m = unescape(tmp, (uint32_t)k);
+                memcpy(w, tmp, m);
+                w += m;
+                r += k;
+                continue;
+            }
+            *w++ = x >= 0x20 && x < 0x7f && x != 'u' ? (unsigned char)x : '?';
+            r += 2;
+            continue;
+        }
+        if (c < 0x80) {
+            *w++ = (unsigned char)c;
+            r++;
+            continue;
+        }
+        int k = utf8_seq(r, end);
+        if (k <= 0) {
+            *w++ = '?';
+            r++;
+            continue;
+        }
+        memmove(w, r, (size_t)k);
+        w += k;
+        r += k;
+    }
+    return (uint32_t)(w - (unsigned char *)s);
+}
+
+/* ---- values ------------------------------------------------------------------------- */
+
+static int push_node(pctx *c, size_t *idx)
+{
+    lp_json_reader *r = c->r;
+    if (r->nnodes == r->capnodes) {
+        if (r->nnodes >= UINT32_MAX - 1) {
+            c->nomem = 1;
+            return -1;
+        }
+        void *p = r->nodes;
+        if (lp_grow(&p, &r->capnodes, r->nnodes + 1, sizeof(lp_json))) {
+            c->nomem = 1;
+            return -1;
+        }
+        r->nodes = p;
+    }
+    *idx = r->nnodes++;
+    return 0;
+}
+
+static inline int is_delim(unsigned ch)
+{
+    return ch == ',' || ch == ']' || ch == '}' || ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t' || ch == 0;
+}
+
+static int parse_number(pctx *c, lp_json *nd)
+{
+    const unsigned char *p = c->p, *end = c->end, *s = p;
+    int isint = 1, ok = 1;
+    if (*p == '-')
+        p++;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (*p >= '0' && *p <= '9')
+            p++;
+    } else {
+        ok = 0;
+    }
+    if (ok && *p == '.') {
+        isint = 0;
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            ok = 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (ok && (*p == 'e' || *p == 'E')) {
+        isint = 0;
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            ok = 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p >= end && !c->final)
+        return P_MORE; /* the number may go on in the next block */
+    if (!ok || !is_delim(*p) || (p < end && *p == 0)) {
+        /* skip the rest of the malformed token */
+        const unsigned char *q = p;
+        while (q < end && !is_delim(*q))
+            q++;
+        if (q >= end && !c->final)
+            return P_MORE;
+        char fb[24];
+        note(c, s, "malformed number (%s after '%.*s')", found(c, p, fb), (int)(p - s > 30 ? 30 : p - s),
+             (const char *)s);
+        p = q;
+        isint = 0;
+    }
+    if (p - s > (ptrdiff_t)UINT32_MAX)
+        return syntax(c, s, "number longer than 4 GiB");
+    nd->type = LP_JSON_NUMBER;
+    nd->flags = isint ? LP_JSON_F_INT : 0;
+    nd->s = (const char *)s;
+    nd->len = (uint32_t)(p - s);
+    c->p = p;
+    return P_OK;
+}
+
+static int parse_value(pctx *c, const unsigned char *key, uint32_t klen, int kesc);
+
+static int parse_container(pctx *c, size_t idx, int isobj)
+{
+    lp_json_reader *r = c->r;
+    const unsigned char *open = c->p;
+    if (++c->depth > LP_JSON_READ_MAXDEPTH)
+        return syntax(c, open, "nesting deeper than %d arrays/objects", LP_JSON_READ_MAXDEPTH);
+    c->p = skip_ws(c, c->p + 1);
+    uint32_t count = 0;
+    size_t last = 0;
+    char fb[24];
+    if (*c->p == (isobj ? '}' : ']')) {
+        c->p++;
+    } else {
+        for (;;) {
+            if (c->p >= c->end)
+                return P_MORE;
+            size_t cidx = r->nnodes;
+            int rc;
+            if (isobj) {
+                if (*c->p != '"')
+                    return syntax(c, c->p, "expected a member name (a string) in an object, found %s",
+                                  found(c, c->p, fb));
+                const unsigned char *k;
+                uint32_t kn;
+                int kesc;
+                if ((rc = parse_string(c, &k, &kn, &kesc)))
+                    return rc;
+                c->p = skip_ws(c, c->p);
+                if (*c->p != ':') {
+                    if (c->p >= c->end)
+                        return P_MORE;
+                    return syntax(c, c->p, "expected ':' after a member name, found %s", found(c, c->p, fb));
+                }
+                c->p = skip_ws(c, c->p + 1);
+                rc = parse_value(c, k, kn, kesc);
+            } else {
+                rc = parse_value(c, NULL, 0, 0);
+            }
+            if (rc)
+                return rc;
+            if (last)
+                r->nodes[last].next = (uint32_t)(cidx - last);
+            last = cidx;
+            if (count == UINT32_MAX)
+                return syntax(c, open, "more than 4 billion elements in one array/object");
+            count++;
+            c->p = skip_ws(c, c->p);
+            unsigned ch = *c->p;
+            if (ch == ',') {
+                c->p = skip_ws(c, c->p + 1);
+                if (*c->p == (isobj ? '}' : ']'))
+                    return syntax(c, c->p, "trailing comma before '%c'", *c->p);
+                continue;
+            }
+            if (ch == (isobj ? '}' : ']')) {
+                c->p++;
+                break;
+            }
+            if (c->p >= c->end)
+                return P_MORE;
+            return syntax(c, c->p, "expected ',' or '%c' after %s, found %s", isobj ? '}' : ']',
+                          isobj ? "an object member" : "an array element", found(c, c->p, fb));
+        }
+    }
+    c->depth--;
+    r->nodes[idx].len = count;
+    return P_OK;
+}
+
+static int literal(pctx *c, const char *word, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n) {
+        if (memcmp(c->p, word, (size_t)(c->end - c->p)) == 0)
+            return P_MORE; /* (at the end of input: reported as a cut) */
+    } else if (memcmp(c->p, word, n) == 0) {
+        c->p += n;
+        return P_OK;
+    }
+    char fb[24];
+    return syntax(c, c->p, "expected a value, found %s", found(c, c->p, fb));
+}
+
+/* Parse one value at c->p (which is not whitespace); appends its nodes. */
+static int parse_value(pctx *c, const unsigned char *key, uint32_t klen, int kesc)
+{
+    size_t idx;
+    if (push_node(c, &idx))
+        return P_SYNTAX;
+    lp_json *nd = &c->r->nodes[idx];
+    memset(nd, 0, sizeof *nd);
+    nd->key = (const char *)key;
+    nd->klen = klen;
+    nd->reserved = (uint16_t)(((kesc & 1) ? R_KESC : 0) | ((kesc & 2) ? R_KFIX : 0));
+    nd->off = offset_of(c, c->p);
+    nd->line = c->line;
+    unsigned ch = *c->p;
+    int rc;
+    switch (ch) {
+    case '"': {
+        const unsigned char *s;
+        uint32_t n;
+        int esc;
+        if ((rc = parse_string(c, &s, &n, &esc)))
+            return rc;
+        nd = &c->r->nodes[idx];
+        nd->type = LP_JSON_STRING;
+        nd->s = (const char *)s;
+        nd->len = n;
+        if (esc & 1)
+            nd->reserved |= R_ESC;
+        if (esc & 2)
+            nd->reserved |= R_FIX;
+        return P_OK;
+    }
+    case '{':
+        nd->type = LP_JSON_OBJECT;
+        return parse_container(c, idx, 1);
+    case '[':
+        nd->type = LP_JSON_ARRAY;
+        return parse_container(c, idx, 0);
+    case 't':
+        nd->type = LP_JSON_TRUE;
+        return literal(c, "true", 4);
+    case 'f':
+        nd->type = LP_JSON_FALSE;
+        return literal(c, "false", 5);
+    case 'n':
+        nd->type = LP_JSON_NULL;
+        return literal(c, "null", 4);
+    default:
+        if (ch == '-' || (ch >= '0' && ch <= '9'))
+            return parse_number(c, nd);
+        if (c->p >= c->end)
+            return P_MORE;
+        char fb[24];
+        return syntax(c, c->p, "expected a value, found %s", found(c, c->p, fb));
+    }
+}
+
+/* Decode strings in place and NUL-terminate them, once the record is complete. */
+static void finalize(lp_json_reader *r)
+{
+    for (size_t i = 0; i < r->nnodes; i++) {
+        lp_json *n = &r->nodes[i];
+        if (n->key) {
+            char *k = (char *)(uintptr_t)n->key;
+            if (n->reserved & R_KFIX)
+                n->klen = mend(k, n->klen);
+            else if (n->reserved & R_KESC)
+                n->klen = unescape(k, n->klen);
+            k[n->klen] = '\0';
+        }
+        if (n->type == LP_JSON_STRING) {
+            char *s = (char *)(uintptr_t)n->s;
+            if (n->reserved & R_FIX)
+                n->len = mend(s, n->len);
+            else if (n->reserved & R_ESC)
+                n->len = unescape(s, n->len);
+            s[n->len] = '\0';
+        }
+        n->reserved = 0;
+    }
+}
+
+/* ---- buffer --------------------------------------------------------------------------- */
+
+lp_status lp_json_reader_new(lp_json_reader **out, lp_input *in, const lp_json_opts *opts, lp_error *err)
+{
+    *out = NULL;
+    lp_json_reader *r = lp_calloc(1, sizeof *r);
+    if (!r)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    r->in = in;
+    r->line = 1;
+    r->max_record = MAX_RECORD_DEFAULT;
+    if (opts) {
+        r->keys = opts->stream_keys;
+        r->lines = opts->lines;
+        if (opts->max_record)
+            r->max_record = opts->max_record;
+        r->repair = opts->repair;
+    }
+    r->cap = opts && opts->bufsize ? opts->bufsize : BUF_INIT;
+    r->buf = lp_malloc(r->cap + PAD);
+    if (!r->buf) {
+        lp_free(r);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    memset(r->buf, 0, PAD);
+    *out = r;
+    return LP_OK;
+}
+
+void lp_json_reader_free(lp_json_reader *r)
+{
+    if (!r)
+        return;
+    lp_free(r->buf);
+    lp_free(r->nodes);
+    lp_free(r->akey);
+    lp_free(r);
+}
+
+uint64_t lp_json_reader_offset(const lp_json_reader *r) { return r->base + r->pos; }
+uint64_t lp_json_reader_line(const lp_json_reader *r) { return r->line; }
+
+/* Make room and read more. Returns LP_OK (r->eof set at the end), LP_ERR_LIMIT when
+ * the record would exceed max_record, LP_ERR_FORMAT for corrupt compressed input
+ * (r->ierr set), or a resource error. */
+static lp_status refill(lp_json_reader *r, lp_error *err)
+{
+    if (r->pos > 0) {
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->base += r->pos;
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    if (r->cap - r->len < r->len || r->cap == r->len) {
+        if (r->len >= r->max_record)
+            return LP_ERR_LIMIT;
+        size_t ncap = r->cap * 2;
+        unsigned char *nb = lp_realloc(r->buf, ncap + PAD);
+        if (!nb)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory (a JSON record of more than %zu MB)",
+                                r->cap >> 20);
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    while (r->len < r->cap && !r->eof) {
+        size_t got = 0;
+        lp_status st = lp_input_read(r->in, r->buf + r->len, r->cap - r->len, &got, &r->ierr);
+        if (st == LP_ERR_FORMAT) {
+            r->eof = 1;
+            memset(r->buf + r->len, 0, PAD);
+            return LP_ERR_FORMAT;
+        }
+        if (st) {
+            if (err)
+                *err = r->ierr;
+            return st;
+        }
+        if (!got)
+            r->eof = 1;
+        r->len += got;
+    }
+    memset(r->buf + r->len, 0, PAD);
+    return LP_OK;
+}
+
+/* ---- the state machine ----------------------------------------------------------------- */
+
+static int is_stream_key(const lp_json_reader *r, const unsigned char *k, uint32_t n)
+{
+    if (!r->keys)
+        return 0;
+    for (size_t i = 0; r->keys[i]; i++)
+        if (strlen(r->keys[i]) == n && memcmp(r->keys[i], k, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int set_akey(lp_json_reader *r, const unsigned char *k, uint32_t n, int esc)
+{
+    if ((size_t)n + 1 > r->akeycap) {
+        char *p = lp_realloc(r->akey, (size_t)n + 1);
+        if (!p)
+            return -1;
+        r->akey = p;
+        r->akeycap = (size_t)n + 1;
+    }
+    memcpy(r->akey, k, n);
+    uint32_t m = (esc & 2) ? mend(r->akey, n) : (esc & 1) ? unescape(r->akey, n) : n;
+    r->akey[m] = '\0';
+    return 0;
+}
+
+/* Parse one record (a value) at c->p into the tree; fills the event. */
+static int record(pctx *c, lp_json_ev *ev, lp_json_event kind, const unsigned char *key, uint32_t klen, int kesc)
+{
+    lp_json_reader *r = c->r;
+    r->nnodes = 0;
+    c->depth = 0;
+    c->bad = 0;
+    const unsigned char *at = c->p;
+    uint64_t atline = c->line;
+    int rc = parse_value(c, key, klen, kesc);
+    if (rc)
+        return rc;
+    ev->off = offset_of(c, at);
+    ev->line = atline;
+    if (c->bad) {
+        ev->kind = LP_JSON_EV_BAD;
+        ev->off = c->eoff;
+        ev->line = c->eline;
+        memcpy(ev->msg, c->msg, sizeof c->msg);
+        ev->tree = NULL;
+        return P_OK;
+    }
+    ev->kind = kind;
+    ev->tree = r->nodes;
+    return P_OK;
+}
+
+/* One step of the state machine from the committed position. Returns P_OK with an
+ * event (ev->kind set) or with no event (*have = 0, state moved), P_MORE, P_SYNTAX. */
+static int step(pctx *c, lp_json_ev *ev, int *have)
+{
+    lp_json_reader *r = c->r;
+    char fb[24];
+    *have = 0;
+    c->p = skip_ws(c, c->p);
+    c->rec = c->p;
+    c->recline = c->line;
+    unsigned ch = *c->p;
+    int atend = c->p >= c->end;
+    switch (r->state) {
+    case S_TOP:
+        if (atend)
+            return c->final ? P_OK : P_MORE; /* P_OK without event at the very end */
+        if (ch == '[') {
+            c->p++;
+            ev->kind = LP_JSON_EV_BEGIN;
+            ev->type = LP_JSON_ARRAY;
+            ev->off = offset_of(c, c->p - 1);
+            ev->line = c->line;
+            r->state = S_ARR_FIRST;
+            r->arr_in_obj = 0;
+            r->index = 0;
+            r->cont_off = ev->off;
+            r->cont_line = ev->line;
+            *have = 1;
+            return P_OK;
+        }
+        if (ch == '{' && r->keys) {
+            c->p++;
+            ev->kind = LP_JSON_EV_BEGIN;
+            ev->type = LP_JSON_OBJECT;
+            ev->off = offset_of(c, c->p - 1);
+            ev->line = c->line;
+            r->state = S_OBJ_FIRST;
+            r->cont_off = ev->off;
+            r->cont_line = ev->line;
+            *have = 1;
+            return P_OK;
+        }
+        {
+            int rc = record(c, ev, LP_JSON_EV_VALUE, NULL, 0, 0);
+            if (rc)
+                return rc;
+            ev->index = r->nvalues++;
+            *have = 1;
+            return P_OK;
+        }
+    case S_ARR_FIRST:
+    case S_ARR_NEXT:
+        if (atend)
+            return P_MORE;
+        if (ch == ']') {
+            c->p++;
+            if (r->arr_in_obj) {
+                r->state = S_OBJ_NEXT;
+                return P_OK;
+            }
+            ev->kind = LP_JSON_EV_END;
+            ev->type = LP_JSON_ARRAY;
+            ev->off = offset_of(c, c->p - 1);
+            ev->line = c->line;
+            r->state = S_TOP;
+            *have = 1;
+            return P_OK;
+        }
+        if (r->state == S_ARR_NEXT) {
+            if (ch != ',')
+                return syntax(c, c->p, "expected ',' or ']' after an array element, found %s", found(c, c->p, fb));
+            c->p = skip_ws(c, c->p + 1);
+            if (c->p >= c->end)
+                return P_MORE;
+            if (*c->p == ']')
+                return syntax(c, c->p, "trailing comma before ']'");
+        }
+        {
+            int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
+            if (rc)
+                return rc;
+            ev->key = r->arr_in_obj ? r->akey : NULL;
+            ev->index = r->index++;
+            r->state = S_ARR_NEXT;
+            *have = 1;
+            return P_OK;
+        }
+    case S_OBJ_FIRST:
+    case S_OBJ_NEXT:
+        if (atend)
+            return P_MORE;
+        if (ch == '}') {
+            c->p++;
+            ev->kind = LP_JSON_EV_END;
+            ev->type = LP_JSON_OBJECT;
+            ev->off = offset_of(c, c->p - 1);
+            ev->line = c->line;
+            r->state = S_TOP;
+            *have = 1;
+            return P_OK;
+        }
+        if (r->state == S_OBJ_NEXT) {
+            if (ch != ',')
+                return syntax(c, c->p, "expected ',' or '}' after an object member, found %s", found(c, c->p, fb));
+            c->p = skip_ws(c, c->p + 1);
+            if (c->p >= c->end)
+                return P_MORE;
+        }
+        if (*c->p != '"')
+            return syntax(c, c->p, "expected a member name (a string) in an object, found %s", found(c, c->p, fb));
+        {
+            const unsigned char *k;
+            uint32_t kn;
+            int kesc, rc;
+            c->bad = 0;
+            if ((rc = parse_string(c, &k, &kn, &kesc)))
+                return rc;
+            if (c->bad) /* a bad key: structural, we cannot tell which member it was */
+                return P_SYNTAX;
+            c->p = skip_ws(c, c->p);
+            if (*c->p != ':') {
+                if (c->p >= c->end)
+                    return P_MORE;
+                return syntax(c, c->p, "expected ':' after a member name, found %s", found(c, c->p, fb));
+            }
+            c->p = skip_ws(c, c->p + 1);
+            if (c->p >= c->end)
+                return P_MORE;
+            if (*c->p == '[' && is_stream_key(r, k, kn)) {
+                if (set_akey(r, k, kn, kesc)) {
+                    c->nomem = 1;
+                    return P_SYNTAX;
+                }
+                r->cont_off = offset_of(c, c->p);
+                r->cont_line = c->line;
+                c->p++;
+                r->state = S_ARR_FIRST;
+                r->arr_in_obj = 1;
+                r->index = 0;
+                return P_OK;
+            }
+            rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
+            if (rc)
+                return rc;
+            r->state = S_OBJ_NEXT;
+            *have = 1;
+            return P_OK;
+        }
+    default:
+        return P_OK;
+    }
+}
+
+/* In lines mode: skip to just after the next line break at or after byte `from` of the
+ * buffer. Returns LP_OK (possibly at end of input) or a resource error. */
+static lp_status skip_line(lp_json_reader *r, size_t from, lp_error *err)
+{
+    r->pos = from;
+    for (;;) {
+        const unsigned char *nl = memchr(r->buf + r->pos, '\n', r->len - r->pos);
+        if (nl) {
+            r->pos = (size_t)(nl - r->buf) + 1;
+            r->line++;
+            return LP_OK;
+        }
+        r->pos = r->len;
+        if (r->eof)
+            return LP_OK;
+        lp_status st = refill(r, err);
+        if (st == LP_ERR_FORMAT || st == LP_ERR_LIMIT)
+            return LP_OK;
+        if (st)
+            return st;
+    }
+}
+
+static void bad_event(lp_json_ev *ev, uint64_t off, uint64_t line, int fatal, const char *msg)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->kind = LP_JSON_EV_BAD;
+    ev->off = off;
+    ev->line = line;
+    ev->fatal = fatal;
+    size_t n = strlen(msg);
+    if (n >= sizeof ev->msg)
+        n = sizeof ev->msg - 1;
+    memcpy(ev->msg, msg, n);
+    ev->msg[n] = '\0';
+}
+
+lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
+{
+    memset(ev, 0, sizeof *ev);
+    if (r->state == S_DONE)
+        return LP_END;
+    if (!r->bom_checked) {
+        /* look at the first bytes once, skipping a UTF-8 byte order mark */
+        while (r->len - r->pos < 3 && !r->eof) {
+            lp_status st = refill(r, err);
+            if (st == LP_ERR_FORMAT)
+                break;
+            if (st)
+                return st;
+        }
+        if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3) == 0)
+            r->pos += 3;
+        r->bom_checked = 1;
+    }
+    for (;;) {
+        pctx c;
+        memset(&c, 0, sizeof c);
+        c.r = r;
+        c.start = c.p = r->buf + r->pos;
+        c.end = r->buf + r->len;
+        c.line = r->line;
+        c.final = r->eof;
+        c.repair = r->repair;
+        int have = 0;
+        int rc = step(&c, ev, &have);
+        if (c.nomem)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory reading JSON");
+        if (rc == P_OK) {
+            r->pos = (size_t)(c.p - r->buf);
+            r->line = c.line;
+            if (have) {
+                if (ev->kind != LP_JSON_EV_BAD && r->nnodes && ev->tree) {
+                    finalize(r);
+                    if (c.nfix) {
+                        ev->repaired = c.nfix;
+                        ev->roff = c.foff;
+                        ev->rline = c.fline;
+                        memcpy(ev->rmsg, c.fmsg, sizeof ev->rmsg);
+                    }
+                }
+                if (ev->kind == LP_JSON_EV_MEMBER && ev->tree)
+                    ev->key = ev->tree->key;
+                return LP_OK;
+            }
+            if (r->state == S_TOP && c.final && r->pos >= r->len) {
+                r->state = S_DONE;
+                return LP_END;
+            }
+            continue;
+        }
+        if (rc == P_SYNTAX) {
+            if (r->lines) {
+                /* a record is one line: resume at the line after the one it started on */
+                bad_event(ev, c.eoff, c.eline, 0, c.msg);
+                size_t from = (size_t)(c.rec - r->buf);
+                r->line = c.recline;
+                r->state = S_TOP;
+                r->nnodes = 0;
+                lp_status st = skip_line(r, from, err);
+                if (st)
+                    return st;
+                return LP_OK;
+            }
+            bad_event(ev, c.eoff, c.eline, 1, c.msg);
+            r->state = S_DONE;
+            return LP_OK;
+        }
+        /* P_MORE */
+        if (r->eof) {
+            char msg[200];
+            if (r->ierr.msg[0]) {
+                bad_event(ev, r->base + r->len, c.line, !r->lines, r->ierr.msg);
+                r->state = S_DONE;
+                return LP_OK;
+            }
+            /* where the unfinished value starts: after the separator, if any */
+            const unsigned char *q = c.rec;
+            uint64_t ql = c.recline;
+            if (q < c.end && *q == ',' && (r->state == S_ARR_NEXT || r->state == S_OBJ_NEXT)) {
+                pctx t = c;
+                t.line = c.recline;
+                q = skip_ws(&t, q + 1);
+                ql = t.line;
+            }
+            if (q < c.end)
+                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?) in the value that starts at byte %llu, line %llu",
+                         (unsigned long long)offset_of(&c, q), (unsigned long long)ql);
+            else
+                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?): the %s that starts at byte %llu, line %llu is not closed",
+                         r->state == S_OBJ_FIRST || r->state == S_OBJ_NEXT ? "object" : "array",
+                         (unsigned long long)r->cont_off, (unsigned long long)r->cont_line);
+            bad_event(ev, r->base + r->len, c.line, !r->lines, msg);
+            r->state = S_DONE;
+            return LP_OK;
+        }
+        lp_status st = refill(r, err);
+        if (st == LP_ERR_LIMIT) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "a JSON value larger than %zu bytes (the limit)", r->max_record);
+            bad_event(ev, r->base + r->pos, r->line, 1, msg);
+            r->state = S_DONE;
+            return LP_OK;
+        }
+        if (st == LP_ERR_FORMAT)
+            continue; /* r->eof is set; the next round reports the cut with the input's message */
+        if (st)
+            return st;
+    }
+}
+
+/* ---- tree helpers ------------------------------------------------------------------------ */
+
+const lp_json *lp_json_get(const lp_json *obj, const char *key)
+{
+    if (!obj || obj->type != LP_JSON_OBJECT)
+        return NULL;
+    size_t n = strlen(key);
+    const lp_json *hit = NULL;
+    for (const lp_json *m = lp_json_first(obj); m; m = lp_json_next_sibling(m))
+        if (m->klen == n && memcmp(m->key, key, n) == 0)
+            hit = m;
+    return hit;
+}
+
+int lp_json_key_is(const lp_json *m, const char *k)
+{
+    size_t n = strlen(k);
+    return m->key && m->klen == n && memcmp(m->key, k, n) == 0;
+}
+
+int lp_json_str_is(const lp_json *n, const char *s)
+{
+    size_t k = strlen(s);
+    return n && n->type == LP_JSON_STRING && n->len == k && memcmp(n->s, s, k) == 0;
+}
+
+static int parse_int_text(const char *s, size_t n, int64_t *v)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) {
+        neg = s[i] == '-';
+        i++;
+    }
+    if (i == n)
+        return -1;
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d > 9)
+            return -1;
+        if (acc > (UINT64_MAX - d) / 10)
+            return -1;
+        acc = acc * 10 + d;
+    }
+    if (neg) {
+        if (acc > (uint64_t)INT64_MAX + 1)
+            return -1;
+        *v = acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc;
+    } else {
+        if (acc > (uint64_t)INT64_MAX)
+            return -1;
+        *v = (int64_t)acc;
+    }
+    return 0;
+}
+
+int lp_json_i64(const lp_json *n, int64_t *v)
+{
+    if (!n || n->type != LP_JSON_NUMBER || !(n->flags & LP_JSON_F_INT))
+        return -1;
+    return parse_int_text(n->s, n->len, v);
+}
+
+int lp_json_u64(const lp_json *n, uint64_t *v)
+{
+    if (!n || n->type != LP_JSON_NUMBER || !(n->flags & LP_JSON_F_INT) || n->s[0] == '-')
+        return -1;
+    uint64_t acc = 0;
+    for (uint32_t i = 0; i < n->len; i++) {
+        unsigned d = (unsigned char)n->s[i] - '0';
+        if (acc > (UINT64_MAX - d) / 10)
+            return -1;
+        acc = acc * 10 + d;
+    }
+    *v = acc;
+    return 0;
+}
+
+static const double pow10tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+int lp_json_double(const lp_json *n, double *v)
+{
+    if (!n || n->type != LP_JSON_NUMBER)
+        return -1;
+    /* exact fast path (Clinger): at most 19 significant digits giving a mantissa below
+     * 2^53 and a decimal exponent within +-22 */
+    const char *s = n->s, *end = s + n->len;
+    int neg = *s == '-';
+    if (neg)
+        s++;
+    uint64_t m = 0;
+    int digits = 0, exp10 = 0;
+    for (; s < end && *s >= '0' && *s <= '9'; s++) {
+        if (digits < 19) {
+            m = m * 10 + (uint64_t)(*s - '0');
+            if (m)
+                digits++;
+        } else {
+            exp10++;
+        }
+    }
+    if (s < end && *s == '.') {
+        for (s++; s < end && *s >= '0' && *s <= '9'; s++) {
+            if (digits < 19) {
+                m = m * 10 + (uint64_t)(*s - '0');
+                if (m)
+                    digits++;
+                exp10--;
+            }
+        }
+    }
+    int ok = 1;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        s++;
+        int eneg = 0, e = 0;
+        if (s < end && (*s == '+' || *s == '-'))
+            eneg = *s++ == '-';
+        for (; s < end && *s >= '0' && *s <= '9'; s++)
+            if (e < 100000)
+                e = e * 10 + (*s - '0');
+        exp10 += eneg ? -e : e;
+    }
+    if (digits < 19 && m < (UINT64_C(1) << 53) && exp10 >= -22 && exp10 <= 22 && ok) {
+        double d = (double)m;
+        d = exp10 < 0 ? d / pow10tab[-exp10] : d * pow10tab[exp10];
+        *v = neg ? -d : d;
+        return 0;
+    }
+    char tmp[128];
+    char *buf = tmp;
+    if (n->len >= sizeof tmp) {
+        buf = lp_malloc((size_t)n->len + 1);
+        if (!buf)
+            return -1;
+    }
+    memcpy(buf, n->s, n->len);
+    buf[n->len] = '\0';
+    *v = strtod(buf, NULL);
+    if (buf != tmp)
+        lp_free(buf);
+    return 0;
+}
+
+int lp_json_i64_lenient(const lp_json *n, int64_t *v)
+{
+    if (!n)
+        return -1;
+    if (n->type == LP_JSON_STRING)
+        return parse_int_text(n->s, n->len, v);
+    if (n->type != LP_JSON_NUMBER)
+        return -1;
+    if (n->flags & LP_JSON_F_INT)
+        return parse_int_text(n->s, n->len, v);
+    double d;
+    if (lp_json_double(n, &d) || d != floor(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18)
+        return -1;
+    *v = (int64_t)d;
+    return 0;
+}
+
+const char *lp_json_excerpt(const lp_json *n, char *buf, size_t size)
+{
+    if (!size)
+        return buf;
+    if (!n) {
+        snprintf(buf, size, "nothing");
+        return buf;
+    }
+    if (n->type == LP_JSON_STRING) {
+        /* whole UTF-8 sequences only (the string is valid UTF-8), control bytes as '?' */
+        size_t o = 0, i = 0;
+        if (o + 1 < size)
+            buf[o++] = '"';
+        while (i < n->len && i < 40) {
+            unsigned char ch = (unsigned char)n->s[i];
+            size_t k = ch < 0x80 ? 1 : ch < 0xE0 ? 2 : ch < 0xF0 ? 3 : 4;
+            if (i + k > n->len || o + k + 5 > size)
+                break;
+            if (ch < 0x20)
+                buf[o] = '?';
+            else
+                memcpy(buf + o, n->s + i, k);
+            o += k;
+            i += k;
+        }
+        if (i < n->len && o + 5 <= size) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+        }
+        if (o + 1 < size)
+            buf[o++] = '"';
+        buf[o] = '\0';
+        return buf;
+    }
+    if (n->type == LP_JSON_NUMBER) {
+        int k = (int)(n->len < 40 ? n->len : 40);
+        snprintf(buf, size, "%.*s", k, n->s);
+        return buf;
+    }
+    snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type));
+    return buf;
+}

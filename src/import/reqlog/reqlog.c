@@ -1,0 +1,1712 @@
+/* reqlog.c: loading request logs (see reqlog.h, docs/formats/request-log.md), after
+ * UberTrace's minimal schema (Mystery Machine, OSDI'14 §3) and segments (§4.1).
+ *
+ * Pipeline: (1) every input becomes shards (32 MiB ranges of plain files, whole
+ * compressed streams), parsed concurrently into shard-local tables; (2) shards are
+ * merged in order: local ids become global ids, records are copied into one array
+ * (each shard freed as soon as it is copied), parse diagnostics are reported with
+ * their global line; (3) records are grouped by request: nothing to do when each
+ * request's lines are contiguous (a mixed log sorted by request: the common case and
+ * the fast one), else a stable counting sort applied in place by cycles; (4) per
+ * request, concurrently: events sorted by task and order, the two rules checked
+ * (unique <event, task>; no time going backwards within a task on one host), segment
+ * keys interned in thread-local tables; (5) problems reported in input order, segment
+ * ids made canonical (sorted by names) and written into the records.
+ */
+#include "import/reqlog/reqlog_int.h"
+#include "codec/json_pull.h"
+#include "base/par.h"
+#include "longpole/base/alloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- options ---------------------------------------------------------------------- */
+
+void lp_reqlog_opts_init(lp_reqlog_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->header = -1;
+}
+
+static const char *const role_key[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
+
+lp_status lp_reqlog_opts_columns(lp_reqlog_opts *o, const char *spec, lp_error *err)
+{
+    /* the names are kept in the options' own buffer */
+    size_t n = strlen(spec);
+    if (n + 1 > sizeof o->strbuf - o->strused)
+        return lp_error_set(err, LP_ERR_LIMIT, "--columns: specification too long");
+    char *s = o->strbuf + o->strused;
+    memcpy(s, spec, n + 1);
+    o->strused += n + 1;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || !eq[1])
+            return lp_error_set(err, LP_ERR_ARG, "--columns: '%s' is not ROLE=COLUMN", tok);
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strncmp(tok, "attr.", 5) == 0 && tok[5]) {
+            if (o->nattr == LP_REQLOG_MAXATTR)
+                return lp_error_set(err, LP_ERR_LIMIT, "--columns: at most %d attributes", LP_REQLOG_MAXATTR);
+            o->attr_name[o->nattr] = tok + 5;
+            o->attr_col[o->nattr] = val;
+            o->nattr++;
+            continue;
+        }
+        int r;
+        for (r = 0; r < LP_RL_NROLES; r++)
+            if (strcmp(tok, role_key[r]) == 0)
+                break;
+        if (r == LP_RL_NROLES)
+            return lp_error_set(err, LP_ERR_ARG,
+                                "--columns: unknown role '%s' (request, host, time, event, task, seq, attr.NAME)",
+                                tok);
+        o->col[r] = val;
+    }
+    return LP_OK;
+}
+
+lp_status lp_reqlog_opts_unit(lp_reqlog_opts *o, const char *u, lp_error *err)
+{
+    static const struct {
+        const char *n;
+        lp_reqlog_unit u;
+    } units[] = {{"auto", LP_RL_UNIT_AUTO}, {"ns", LP_RL_UNIT_NS}, {"us", LP_RL_UNIT_US}, {"ms", LP_RL_UNIT_MS},
+                 {"s", LP_RL_UNIT_S},       {"iso", LP_RL_UNIT_ISO}, {"rfc3339", LP_RL_UNIT_ISO}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(u, units[i].n) == 0) {
+            o->unit = units[i].u;
+            return LP_OK;
+        }
+    return lp_error_set(err, LP_ERR_ARG, "unknown time unit '%s' (ns, us, ms, s, iso)", u);
+}
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+#define GROW(arr, cap, need)                                                                       \
+    do {                                                                                           \
+        if ((need) > (cap)) {                                                                      \
+            void *p_ = (arr);                                                                      \
+            size_t c_ = (cap);                                                                     \
+            if (lp_grow(&p_, &c_, (need), sizeof *(arr)))                                          \
+                goto nomem;                                                                        \
+            (arr) = p_;                                                                            \
+            (cap) = c_;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* A map from name ids to dense ids (hosts, tasks, events, requests), grown on demand. */
+typedef struct idmap {
+    uint32_t *v;
+    size_t n;
+} idmap;
+
+static int idmap_get(idmap *m, lp_str sid, uint32_t *out)
+{
+    if (sid >= m->n) {
+        size_t nn = m->n ? m->n : 1024;
+        while (nn <= sid)
+            nn *= 2;
+        uint32_t *v = lp_reallocarray(m->v, nn, sizeof *v);
+        if (!v)
+            return -1;
+        memset(v + m->n, 0xff, (nn - m->n) * sizeof *v);
+        m->v = v;
+        m->n = nn;
+    }
+    *out = m->v[sid];
+    return 0;
+}
+
+/* Dense id of a global name in one of the id spaces (host, task, event). */
+typedef struct space {
+    idmap map;
+    lp_str *names;
+    size_t cap;
+    uint32_t n;
+} space;
+
+static int space_id(space *sp, lp_str sid, uint32_t *out)
+{
+    uint32_t v;
+    if (idmap_get(&sp->map, sid, &v))
+        return -1;
+    if (v != UINT32_MAX) {
+        *out = v;
+        return 0;
+    }
+    if (sp->n == UINT32_MAX - 1)
+        return -1;
+    if (sp->n == sp->cap) {
+        void *p = sp->names;
+        size_t c = sp->cap;
+        if (lp_grow(&p, &c, sp->n + 1, sizeof *sp->names))
+            return -1;
+        sp->names = p;
+        sp->cap = c;
+    }
+    sp->names[sp->n] = sid;
+    sp->map.v[sid] = sp->n;
+    *out = sp->n++;
+    return 0;
+}
+
+/* Open-addressing set of 64-bit keys with dense values (points, segments). */
+typedef struct kmap {
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t cap, n;
+} kmap;
+
+static inline uint32_t khash(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static void kmap_release(kmap *m)
+{
+    lp_free(m->keys);
+    lp_free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* Find or insert `k`; a new key gets value `nv`. Returns the slot's value, or
+ * UINT32_MAX on out of memory; *isnew tells whether it was inserted. */
+static uint32_t kmap_put(kmap *m, uint64_t k, uint32_t nv, int *isnew)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        uint32_t nc = m->cap ? m->cap * 2 : 256;
+        uint64_t *nk = lp_malloc((size_t)nc * sizeof *nk);
+        uint32_t *nvv = lp_malloc((size_t)nc * sizeof *nvv);
+        if (!nk || !nvv) {
+            lp_free(nk), lp_free(nvv);
+            return UINT32_MAX;
+        }
+        memset(nvv, 0xff, (size_t)nc * sizeof *nvv);
+        for (uint32_t i = 0; i < m->cap; i++)
+            if (m->vals[i] != UINT32_MAX) {
+                uint32_t j = khash(m->keys[i]) & (nc - 1);
+                while (nvv[j] != UINT32_MAX)
+                    j = (j + 1) & (nc - 1);
+                nk[j] = m->keys[i];
+                nvv[j] = m->vals[i];
+            }
+        lp_free(m->keys), lp_free(m->vals);
+        m->keys = nk, m->vals = nvv, m->cap = nc;
+    }
+    uint32_t i = khash(k) & (m->cap - 1);
+    while (m->vals[i] != UINT32_MAX) {
+        if (m->keys[i] == k) {
+            *isnew = 0;
+            return m->vals[i];
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+    m->keys[i] = k;
+    m->vals[i] = nv;
+    m->n++;
+    *isnew = 1;
+    return nv;
+}
+
+static uint32_t kmap_get(const kmap *m, uint64_t k)
+{
+    if (!m->cap)
+        return UINT32_MAX;
+    uint32_t i = khash(k) & (m->cap - 1);
+    while (m->vals[i] != UINT32_MAX) {
+        if (m->keys[i] == k)
+            return m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return UINT32_MAX;
+}
+
+/* ---- sharding ---------------------------------------------------------------------- */
+
+typedef struct shard_work {
+    rl_shard *sh;
+    size_t nsh;
+    atomic_size_t next;
+    atomic_uint_fast64_t bytes;
+    uint64_t total;
+    const lp_reqlog_opts *o;
+} shard_work;
+
+static void shard_worker(void *ctx, unsigned tid, unsigned n)
+{
+    (void)n;
+    shard_work *w = ctx;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->nsh)
+            break;
+        rl_shard_run(&w->sh[i]);
+        if (tid == 0 && w->o->progress)
+            w->o->progress(w->o->progress_ctx, "reading", atomic_load(&w->bytes), w->total);
+    }
+}
+
+/* Read the first content line of a plain file to decide its layout. Returns 1 if a
+ * layout was decided, 0 if the worker should do it (nothing found, or a problem it
+ * must report at its line), -1 on out of memory. */
+static int plain_layout(int fd, const char *path, const lp_reqlog_opts *o, rl_layout *L)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = lp_malloc(cap);
+    if (!buf)
+        return -1;
+    uint64_t off = 0, lstart = 0;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= RL_MAXLINE)
+                break;
+            char *nb = lp_realloc(buf, cap * 2);
+            if (!nb) {
+                rc = -1;
+                break;
+            }
+            buf = nb, cap *= 2;
+        }
+        ssize_t k = pread(fd, buf + len, cap - len, (off_t)(off + len));
+        if (k <= 0 && len == 0)
+            break;
+        if (k > 0)
+            len += (size_t)k;
+        char *nl = memchr(buf, '\n', len);
+        if (!nl && k > 0)
+            continue;
+        size_t e = nl ? (size_t)(nl - buf) : len;
+        size_t n = e;
+        if (n && buf[n - 1] == '\r')
+            n--;
+        size_t i = 0;
+        while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+            i++;
+        if (i < n && buf[i] != '#') {
+            lp_error e2;
+            lp_error_clear(&e2);
+            if (o->host_from_name)
+                rl_host_from_path(path, L->host, sizeof L->host);
+            L->header_off = lstart;
+            lp_status st = rl_layout_detect(L, buf, n, path, o, &e2);
+            rc = st == LP_OK ? 1 : st == LP_ERR_NOMEM ? -1 : 0;
+            break;
+        }
+        if (!nl)
+            break;
+        /* drop the line and continue */
+        lstart += e + 1;
+        memmove(buf, buf + e + 1, len - e - 1);
+        off += e + 1;
+        len -= e + 1;
+    }
+    lp_free(buf);
+    return rc;
+}
+
+/* ---- the per-request pass -------------------------------------------------------------- */
+
+enum { PROB_DUP = 1, PROB_BACK = 2 };
+
+typedef struct prob {
+    uint32_t src, other;    /* the offending record and the earlier one */
+    uint32_t req;
+    uint8_t kind;
+} prob;
+
+typedef struct rq_thread {
+    /* scratch */
+    lp_reqrow *tmp;
+    int64_t *tmpseq;
+    size_t captmp;
+    uint64_t *tstamp;       /* per task: request + 1 of the last use */
+    uint32_t *tcount, *toff;
+    uint32_t *tlist;
+    uint64_t *pstamp;       /* per point */
+    uint32_t *pfirst;
+    /* output */
+    prob *probs;
+    size_t nprobs, capprobs;
+    kmap segs;              /* (point a << 32 | point b) -> local segment */
+    uint64_t *lkeys;        /* local segment -> key */
+    uint8_t *lcross;
+    size_t caplk;
+    uint32_t nlocal;
+    uint32_t *lmap;         /* local -> canonical (filled later) */
+    int64_t tmin, tmax;     /* over the good requests' records */
+    int nomem;
+} rq_thread;
+
+typedef struct rq_ctx {
+    lp_reqlog *rl;
+    int64_t *seq;
+    rq_thread *th;
+    int pass;               /* 1: sort/check/intern; 2: remap */
+} rq_ctx;
+
+static int add_prob(rq_thread *T, uint8_t kind, uint32_t src, uint32_t other, uint32_t req)
+{
+    if (T->nprobs == T->capprobs) {
+        void *p = T->probs;
+        size_t c = T->capprobs;
+        if (lp_grow(&p, &c, T->nprobs + 1, sizeof *T->probs))
+            return -1;
+        T->probs = p;
+        T->capprobs = c;
+    }
+    T->probs[T->nprobs++] = (prob){src, other, req, kind};
+    return 0;
+}
+
+static int local_seg(rq_thread *T, uint32_t a, uint32_t b, int cross, uint32_t *out)
+{
+    uint64_t k = (uint64_t)a << 32 | b;
+    int isnew;
+    uint32_t v = kmap_put(&T->segs, k, T->nlocal, &isnew);
+    if (v == UINT32_MAX)
+        return -1;
+    if (isnew) {
+        if (T->nlocal == T->caplk) {
+            size_t c = T->caplk, c2 = T->caplk;
+            void *p = T->lkeys, *q = T->lcross;
+            if (lp_grow(&p, &c, T->nlocal + 1, sizeof *T->lkeys))
+                return -1;
+            T->lkeys = p;
+            if (lp_grow(&q, &c2, T->nlocal + 1, 1))
+                return -1;
+            T->lcross = q;
+            T->caplk = c < c2 ? c : c2;
+        }
+        T->lkeys[T->nlocal] = k;
+        T->lcross[T->nlocal] = 0;
+        T->nlocal++;
+    }
+    if (cross)
+        T->lcross[v] = 1;
+    *out = v;
+    return 0;
+}
+
+/* Sort one request's records by (task, order), check its rules, intern its segments. */
+static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
+{
+    lp_reqlog *rl = C->rl;
+    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
+    size_t n = (size_t)(b - a);
+    lp_reqrow *rows = rl->rows + a;
+    int64_t *seq = C->seq ? C->seq + a : NULL;
+    if (n == 0) /* a request known only from malformed lines */
+        return 0;
+    if (n > T->captmp) {
+        size_t nc = n * 2;
+        lp_reqrow *t = lp_reallocarray(T->tmp, nc, sizeof *t);
+        if (!t)
+            return -1;
+        T->tmp = t;
+        if (C->seq) {
+            int64_t *s = lp_reallocarray(T->tmpseq, nc, sizeof *s);
+            if (!s)
+                return -1;
+            T->tmpseq = s;
+        }
+        T->captmp = nc;
+    }
+    /* stable bucket sort by task */
+    uint64_t stamp = r + 1;
+    uint32_t nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = rl->pt_task[rows[i].point];
+        if (T->tstamp[t] != stamp) {
+            T->tstamp[t] = stamp;
+            T->tcount[t] = 0;
+            T->tlist[nt++] = t;
+        }
+        T->tcount[t]++;
+    }
+    for (uint32_t i = 1; i < nt; i++) { /* few tasks: insertion sort by id */
+        uint32_t x = T->tlist[i], j = i;
+        while (j > 0 && T->tlist[j - 1] > x) {
+            T->tlist[j] = T->tlist[j - 1];
+            j--;
+        }
+        T->tlist[j] = x;
+    }
+    uint32_t off = 0;
+    for (uint32_t i = 0; i < nt; i++) {
+        T->toff[T->tlist[i]] = off;
+        off += T->tcount[T->tlist[i]];
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = rl->pt_task[rows[i].point];
+        uint32_t at = T->toff[t]++;
+        T->tmp[at] = rows[i];
+        if (seq)
+            T->tmpseq[at] = seq[i];
+    }
+    if (seq) {
+        /* within a task: by seq, then input order (insertion sort: usually sorted) */
+        size_t s0 = 0;
+        for (uint32_t ti = 0; ti < nt; ti++) {
+            size_t cnt = T->tcount[T->tlist[ti]];
+            for (size_t i = s0 + 1; i < s0 + cnt; i++) {
+                lp_reqrow x = T->tmp[i];
+                int64_t xs = T->tmpseq[i];
+                size_t j = i;
+                while (j > s0 && (T->tmpseq[j - 1] > xs || (T->tmpseq[j - 1] == xs && T->tmp[j - 1].src > x.src))) {
+                    T->tmp[j] = T->tmp[j - 1];
+                    T->tmpseq[j] = T->tmpseq[j - 1];
+                    j--;
+                }
+                T->tmp[j] = x;
+                T->tmpseq[j] = xs;
+            }
+            s0 += cnt;
+        }
+    }
+    memcpy(rows, T->tmp, n * sizeof *rows);
+    /* rules */
+    int bad = rl->rbad[r];
+    size_t s0 = 0;
+    for (uint32_t ti = 0; ti < nt; ti++) {
+        size_t cnt = T->tcount[T->tlist[ti]];
+        /* last (time, record) per host within the task: few hosts, linear search */
+        uint32_t hh[16];
+        int64_t ht[16];
+        uint32_t hs[16];
+        int nh = 0;
+        for (size_t i = s0; i < s0 + cnt; i++) {
+            lp_reqrow *w = &rows[i];
+            if (T->pstamp[w->point] == stamp) {
+                if (add_prob(T, PROB_DUP, w->src, T->pfirst[w->point], (uint32_t)r))
+                    return -1;
+                bad = 1;
+                continue;
+            }
+            T->pstamp[w->point] = stamp;
+            T->pfirst[w->point] = w->src;
+            int k;
+            for (k = 0; k < nh && hh[k] != w->host; k++)
+                ;
+            if (k < nh) {
+                if (w->time < ht[k]) {
+                    if (add_prob(T, PROB_BACK, w->src, hs[k], (uint32_t)r))
+                        return -1;
+                    bad = 1;
+                }
+                ht[k] = w->time;
+                hs[k] = w->src;
+            } else if (nh < 16) {
+                hh[nh] = w->host, ht[nh] = w->time, hs[nh] = w->src, nh++;
+            } else {
+                /* many hosts in one task: linear scan back for the previous record there */
+                for (size_t q = i; q-- > s0;)
+                    if (rows[q].host == w->host) {
+                        if (w->time < rows[q].time) {
+                            if (add_prob(T, PROB_BACK, w->src, rows[q].src, (uint32_t)r))
+                                return -1;
+                            bad = 1;
+                        }
+                        break;
+                    }
+            }
+        }
+        s0 += cnt;
+    }
+    if (bad) {
+        rl->rbad[r] = 1;
+        for (size_t i = 0; i < n; i++)
+            rows[i].seg = LP_REQLOG_NONE;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].time < T->tmin)
+            T->tmin = rows[i].time;
+        if (rows[i].time > T->tmax)
+            T->tmax = rows[i].time;
+        if (i + 1 < n && rl->pt_task[rows[i + 1].point] == rl->pt_task[rows[i].point]) {
+            if (local_seg(T, rows[i].point, rows[i + 1].point, rows[i].host != rows[i + 1].host, &rows[i].seg))
+                return -1;
+        } else {
+            rows[i].seg = LP_REQLOG_NONE;
+        }
+    }
+    return 0;
+}
+
+static void rq_worker(void *ctx, unsigned tid, unsigned nthr)
+{
+    rq_ctx *C = ctx;
+    rq_thread *T = &C->th[tid];
+    uint64_t lo, hi;
+    lp_reqpar_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    if (C->pass == 1) {
+        for (uint64_t r = lo; r < hi && !T->nomem; r++)
+            if (one_request(C, T, r))
+                T->nomem = 1;
+    } else {
+        lp_reqrow *rows = C->rl->rows;
+        for (uint64_t i = C->rl->rfirst[lo]; i < C->rl->rfirst[hi]; i++)
+            if (rows[i].seg != LP_REQLOG_NONE)
+                rows[i].seg = T->lmap[rows[i].seg];
+    }
+}
+
+static int prob_cmp(const void *x, const void *y)
+{
+    const prob *a = x, *b = y;
+    return a->src < b->src ? -1 : a->src > b->src;
+}
+
+/* canonical segment order */
+typedef struct segkey {
+    uint64_t key;
+    uint32_t task, from, to;
+    uint8_t cross;
+    const char *tn, *fn, *en; /* names, for sorting */
+} segkey;
+
+static int seg_cmp(const void *x, const void *y)
+{
+    const segkey *a = x, *b = y;
+    int c = strcmp(a->tn, b->tn);
+    if (!c)
+        c = strcmp(a->fn, b->fn);
+    if (!c)
+        c = strcmp(a->en, b->en);
+    return c;
+}
+
+/* ---- provenance ---------------------------------------------------------------------- */
+
+const char *lp_reqlog_where(const lp_reqlog *rl, uint32_t src, uint64_t *line)
+{
+    *line = 0;
+    if (!rl->nsrcs)
+        return "?";
+    uint32_t lo = 0, hi = rl->nsrcs;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (rl->srcs[mid].row0 <= src)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const lp_reqlog_src *s = &rl->srcs[lo];
+    uint64_t j = src - s->row0;
+    /* c = number of skipped lines i (1-based) with skip[i] - i <= j */
+    uint64_t a = 0, b = s->nskip;
+    while (a < b) {
+        uint64_t m = (a + b) / 2;
+        if (s->skip[m] - (m + 1) <= j)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *line = s->line0 + (j + 1 + a) - 1;
+    return rl->fname[s->file];
+}
+
+/* ---- load ------------------------------------------------------------------------------ */
+
+typedef struct merge_work {
+    rl_shard *sh;
+    size_t nsh;
+    lp_reqrow *rows;
+    int64_t *seq;
+    atomic_size_t next;
+} merge_work;
+
+/* Copy shards' records into place with global ids, freeing each shard's records. */
+static void merge_worker(void *ctx, unsigned tid, unsigned n)
+{
+    (void)tid, (void)n;
+    merge_work *w = ctx;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->nsh)
+            break;
+        rl_shard *s = &w->sh[i];
+        lp_reqrow *dst = w->rows + s->row0;
+        for (uint64_t k = 0; k < s->nrows; k++) {
+            const lp_reqrow *x = &s->rows[k];
+            dst[k].time = x->time;
+            dst[k].point = s->m_pt[x->point];
+            dst[k].host = s->m_host[x->host];
+            dst[k].seg = s->m_req[x->seg];
+            dst[k].src = (uint32_t)(s->row0 + k);
+        }
+        if (w->seq) {
+            if (s->seq)
+                memcpy(w->seq + s->row0, s->seq, s->nrows * sizeof *w->seq);
+            else
+                memset(w->seq + s->row0, 0, s->nrows * sizeof *w->seq);
+        }
+        lp_free(s->rows);
+        s->rows = NULL;
+        lp_free(s->seq);
+        s->seq = NULL;
+    }
+}
+
+/* Diagnostics are collected while loading and reported at the end sorted by file and
+ * line, whichever phase found them (a malformed line, a duplicate event, ...). */
+typedef struct pdiag {
+    uint32_t file;
+    uint64_t line, seq;
+    uint8_t sev, rule;
+    char *msg;          /* owned; NULL if it could not be kept */
+} pdiag;
+
+typedef struct plist {
+    pdiag *d;
+    size_t n, cap;
+} plist;
+
+static int padd(plist *p, uint32_t file, uint64_t line, lp_severity sev, lp_rule rule, char *msg)
+{
+    if (p->n == p->cap) {
+        void *x = p->d;
+        size_t c = p->cap;
+        if (lp_grow(&x, &c, p->n + 1, sizeof *p->d)) {
+            lp_free(msg);
+            return -1;
+        }
+        p->d = x;
+        p->cap = c;
+    }
+    p->d[p->n] = (pdiag){file, line, p->n, (uint8_t)sev, (uint8_t)rule, msg};
+    p->n++;
+    return 0;
+}
+
+static int pcmp(const void *x, const void *y)
+{
+    const pdiag *a = x, *b = y;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static void pflush(plist *p, lp_diags *ds, const char *const *paths)
+{
+    if (p->n)
+        qsort(p->d, p->n, sizeof *p->d, pcmp);
+    for (size_t i = 0; i < p->n; i++) {
+        lp_diags_report(ds, (lp_severity)p->d[i].sev, (lp_rule)p->d[i].rule, paths[p->d[i].file], p->d[i].line, "%s",
+                        p->d[i].msg ? p->d[i].msg : "(message lost: out of memory)");
+        lp_free(p->d[i].msg);
+    }
+    lp_free(p->d);
+    memset(p, 0, sizeof *p);
+}
+
+static void pfree(plist *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        lp_free(p->d[i].msg);
+    lp_free(p->d);
+    memset(p, 0, sizeof *p);
+}
+
+/* File index and line of an input position. */
+static uint32_t where_file(const lp_reqlog *rl, uint32_t src, uint64_t *line)
+{
+    lp_reqlog_where(rl, src, line);
+    uint32_t lo = 0, hi = rl->nsrcs;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (rl->srcs[mid].row0 <= src)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return rl->nsrcs ? rl->srcs[lo].file : 0;
+}
+
+void lp_reqlog_free(lp_reqlog *rl)
+{
+    if (!rl)
+        return;
+    lp_strtab_release(&rl->names);
+    lp_free(rl->host_name);
+    lp_free(rl->task_name);
+    lp_free(rl->event_name);
+    lp_free(rl->pt_task);
+    lp_free(rl->pt_event);
+    lp_free(rl->seg_task);
+    lp_free(rl->seg_from);
+    lp_free(rl->seg_to);
+    lp_free(rl->seg_cross);
+    lp_free(rl->req_name);
+    lp_free(rl->rfirst);
+    lp_free(rl->rbad);
+    lp_free(rl->attr_name);
+    lp_free(rl->rattr);
+    lp_free(rl->name_req);
+    lp_free(rl->rows);
+    for (uint32_t i = 0; i < rl->nfiles; i++)
+        lp_free(rl->fname[i]);
+    lp_free(rl->fname);
+    for (uint32_t i = 0; i < rl->nsrcs; i++)
+        lp_free(rl->srcs[i].skip);
+    lp_free(rl->srcs);
+    lp_free(rl);
+}
+
+typedef struct attrrec {
+    uint32_t req, attr;
+    lp_str val;
+    uint32_t shard;
+    uint64_t line;
+} attrrec;
+
+static lp_status load(const char *const *paths, const void *mem, size_t memlen, size_t npaths,
+                      const lp_reqlog_opts *o, lp_diags *diags, lp_reqlog **out, lp_error *err);
+
+lp_status lp_reqlog_load(const char *const *paths, size_t npaths, const lp_reqlog_opts *o, lp_diags *diags,
+                         lp_reqlog **out, lp_error *err)
+{
+    return load(paths, NULL, 0, npaths, o, diags, out, err);
+}
+
+lp_status lp_reqlog_load_mem(const void *data, size_t n, const char *name, const lp_reqlog_opts *o, lp_diags *diags,
+                             lp_reqlog **out, lp_error *err)
+{
+    const char *paths[1] = {name};
+    return load(paths, data, n, 1, o, diags, out, err);
+}
+
+static lp_status load(const char *const *paths, const void *mem, size_t memlen, size_t npaths,
+                      const lp_reqlog_opts *o, lp_diags *diags, lp_reqlog **out, lp_error *err)
+{
+    *out = NULL;
+    lp_status st = LP_OK;
+    if (npaths == 0)
+        return lp_error_set(err, LP_ERR_ARG, "no input files");
+    if (npaths > UINT32_MAX / 2)
+        return lp_error_set(err, LP_ERR_LIMIT, "too many input files");
+    lp_reqlog *rl = lp_calloc(1, sizeof *rl);
+    if (!rl)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (lp_strtab_init(&rl->names)) {
+        lp_strtab_release(&rl->names); /* a failed init may have allocated */
+        lp_free(rl);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    unsigned nthr = lp_reqpar_threads(o->threads);
+    size_t shard_bytes = o->shard_bytes ? o->shard_bytes : ((size_t)32 << 20);
+    rl_shard *sh = NULL;
+    size_t nsh = 0, capsh = 0;
+    rl_layout *lays = lp_calloc(npaths, sizeof *lays);
+    space hosts = {0}, tasks = {0}, events = {0};
+    idmap reqmap = {0};
+    kmap points = {0};
+    uint32_t *namemap = NULL;
+    size_t capname = 0;
+    uint32_t *reqlocal = NULL;
+    size_t capreqlocal = 0;
+    uint32_t *badlist = NULL;
+    size_t nbadlist = 0, capbadlist = 0;
+    attrrec *attrs = NULL;
+    size_t nattrs = 0, capattrs = 0;
+    size_t capsrcs = 0, capreqn = 0, capfile = 0;
+    int64_t *seq = NULL;
+    uint32_t *dest = NULL;
+    rq_thread *th = NULL;
+    segkey *sk = NULL;
+    kmap gsegs = {0};
+    plist pend = {0};
+    uint64_t totalbytes = 0;
+    if (!lays)
+        goto nomem;
+
+    /* (1) shards */
+    GROW(rl->fname, capfile, npaths);
+    for (size_t f = 0; f < npaths; f++) {
+        rl->fname[f] = lp_strndup(paths[f], strlen(paths[f]));
+        if (!rl->fname[f])
+            goto nomem;
+        rl->nfiles++;
+        int plain = 0;
+        uint64_t size = 0, fsize = 0;
+        if (!mem && strcmp(paths[f], "-") != 0) {
+            lp_input *in;
+            if ((st = lp_input_open(&in, paths[f], err)) != LP_OK)
+                goto fail;
+            const void *pk;
+            size_t pn;
+            st = lp_input_peek(in, &pk, &pn, err);
+            lp_compression comp = lp_input_compression(in);
+            lp_input_close(in);
+            if (st)
+                goto fail;
+            struct stat sb;
+            if (stat(paths[f], &sb) == 0 && S_ISREG(sb.st_mode))
+                fsize = (uint64_t)sb.st_size;
+            if (comp == LP_COMP_NONE && fsize > 0) {
+                plain = 1;
+                size = fsize;
+            }
+        }
+        if (plain) {
+            int fd = open(paths[f], O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                st = lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", paths[f], strerror(errno));
+                goto fail;
+            }
+            int lr = plain_layout(fd, paths[f], o, &lays[f]);
+            close(fd);
+            if (lr < 0)
+                goto nomem;
+            if (lr == 0)
+                plain = 0; /* the shard worker decides (and reports) */
+        }
+        totalbytes += fsize;
+        uint64_t nparts = plain ? (size + shard_bytes - 1) / shard_bytes : 1;
+        GROW(sh, capsh, nsh + nparts);
+        for (uint64_t k = 0; k < nparts; k++) {
+            rl_shard *s = &sh[nsh++];
+            memset(s, 0, sizeof *s);
+            s->file = (uint32_t)f;
+            s->path = paths[f];
+            s->whole = !plain;
+            s->begin = k * shard_bytes;
+            s->end = k + 1 == nparts ? size : (k + 1) * shard_bytes;
+            s->lay = &lays[f];
+            s->opts = o;
+            s->mem = mem;
+            s->memlen = memlen;
+        }
+    }
+    shard_work w;
+    memset(&w, 0, sizeof w);
+    w.sh = sh;
+    w.nsh = nsh;
+    w.o = o;
+    w.total = totalbytes;
+    atomic_init(&w.next, 0);
+    atomic_init(&w.bytes, 0);
+    for (size_t i = 0; i < nsh; i++)
+        sh[i].progress = &w.bytes;
+    lp_reqpar_run(nthr > nsh ? (unsigned)nsh : nthr, shard_worker, &w);
+    for (size_t i = 0; i < nsh; i++)
+        if (sh[i].st) {
+            st = sh[i].st;
+            *err = sh[i].err;
+            lp_error_push(err, "reading '%s'", sh[i].path);
+            goto fail;
+        }
+
+    /* (2) merge */
+    int seq_files = 0, noseq_files = 0;
+    for (size_t f = 0; f < npaths; f++) {
+        int has = 0, known = 0;
+        for (size_t i = 0; i < nsh; i++)
+            if (sh[i].file == f && (sh[i].nrows || !sh[i].whole)) {
+                known = 1;
+                has = sh[i].lay->have[LP_RL_SEQ];
+                break;
+            }
+        if (known)
+            has ? seq_files++ : noseq_files++;
+    }
+    rl->has_seq = seq_files > 0 && noseq_files == 0;
+    if (seq_files && noseq_files)
+        lp_diags_report(diags, LP_SEV_WARNING, LP_RULE_FIELD, NULL, 0,
+                        "%d file(s) have a seq column and %d do not: ordering tasks' events by input order",
+                        seq_files, noseq_files);
+    uint64_t total = 0;
+    for (size_t i = 0; i < nsh; i++)
+        total += sh[i].nrows;
+    if (total >= UINT32_MAX) {
+        st = lp_error_set(err, LP_ERR_LIMIT, "more than %u records", UINT32_MAX - 1);
+        goto fail;
+    }
+    rl->rows = lp_malloc((total ? total : 1) * sizeof *rl->rows);
+    if (!rl->rows)
+        goto nomem;
+    if (rl->has_seq) {
+        seq = lp_malloc((total ? total : 1) * sizeof *seq);
+        if (!seq)
+            goto nomem;
+    }
+    GROW(rl->srcs, capsrcs, nsh);
+    uint64_t line0 = 1;
+    for (size_t i = 0; i < nsh; i++) {
+        rl_shard *s = &sh[i];
+        if (i == 0 || s->file != sh[i - 1].file)
+            line0 = 1;
+        s->line0 = line0;
+        line0 += s->nlines;
+        s->row0 = rl->nrows;
+        rl->nlines += s->nlines;
+        rl->nbadlines += s->nbadlines;
+        /* names: local name id -> global name id, lazily */
+        GROW(namemap, capname, s->names.n);
+        memset(namemap, 0xff, s->names.n * sizeof *namemap);
+        uint32_t *nm = namemap;
+#define GNAME(local, outv)                                                                                  \
+    do {                                                                                                   \
+        if (nm[local] == UINT32_MAX) {                                                                     \
+            lp_str g_;                                                                                     \
+            if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->names, (local)),                            \
+                                 lp_strtab_len(&s->names, (local)), &g_))                                  \
+                goto nomem;                                                                                \
+            nm[local] = g_;                                                                                \
+        }                                                                                                  \
+        (outv) = nm[local];                                                                                \
+    } while (0)
+        /* points */
+        uint32_t *pm = lp_malloc((s->npts ? s->npts : 1) * sizeof *pm);
+        if (!pm)
+            goto nomem;
+        s->m_pt = pm; /* freed with the shard */
+        for (uint32_t p = 0; p < s->npts; p++) {
+            lp_str tn, en;
+            uint32_t t, e;
+            GNAME(s->pt_task[p], tn);
+            GNAME(s->pt_event[p], en);
+            if (space_id(&tasks, tn, &t) || space_id(&events, en, &e)) {
+                goto nomem;
+            }
+            int isnew;
+            uint32_t g = kmap_put(&points, (uint64_t)t << 32 | e, rl->npoints, &isnew);
+            if (g == UINT32_MAX) {
+                goto nomem;
+            }
+            if (isnew) {
+                size_t c1 = rl->npoints, c2 = rl->npoints;
+                void *x = rl->pt_task, *y = rl->pt_event;
+                if (lp_grow(&x, &c1, rl->npoints + 1, sizeof(uint32_t))) {
+                    goto nomem;
+                }
+                rl->pt_task = x;
+                if (lp_grow(&y, &c2, rl->npoints + 1, sizeof(uint32_t))) {
+                    goto nomem;
+                }
+                rl->pt_event = y;
+                rl->pt_task[rl->npoints] = t;
+                rl->pt_event[rl->npoints] = e;
+                rl->npoints++;
+            }
+            pm[p] = g;
+        }
+        /* requests */
+        GROW(reqlocal, capreqlocal, s->reqs.n);
+        if (s->reqs.n)
+            reqlocal[0] = UINT32_MAX; /* id 0 is the empty string: never a request */
+        for (uint32_t q = 1; q < s->reqs.n; q++) {
+            lp_str g;
+            if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->reqs, q), lp_strtab_len(&s->reqs, q), &g)) {
+                goto nomem;
+            }
+            uint32_t v;
+            if (idmap_get(&reqmap, g, &v)) {
+                goto nomem;
+            }
+            if (v == UINT32_MAX) {
+                if (rl->nreqs >= UINT32_MAX - 2) {
+                    st = lp_error_set(err, LP_ERR_LIMIT, "more than %u requests", UINT32_MAX - 2);
+                    goto fail;
+                }
+                if (rl->nreqs == capreqn) {
+                    void *x = rl->req_name;
+                    size_t c = capreqn;
+                    if (lp_grow(&x, &c, rl->nreqs + 1, sizeof *rl->req_name)) {
+                            goto nomem;
+                    }
+                    rl->req_name = x;
+                    capreqn = c;
+                }
+                rl->req_name[rl->nreqs] = g;
+                v = (uint32_t)rl->nreqs++;
+                reqmap.v[g] = v;
+            }
+            reqlocal[q] = v;
+        }
+        /* hosts: the local names this shard used as hosts */
+        s->m_host = lp_malloc((s->names.n ? s->names.n : 1) * sizeof *s->m_host);
+        if (!s->m_host) {
+            goto nomem;
+        }
+        for (uint32_t x = 0; x < s->names.n; x++) {
+            s->m_host[x] = UINT32_MAX;
+            if (x < s->capishost && s->ishost[x]) {
+                lp_str hn;
+                GNAME(x, hn);
+                if (space_id(&hosts, hn, &s->m_host[x])) {
+                    goto nomem;
+                }
+            }
+        }
+        s->m_req = lp_malloc((s->reqs.n ? s->reqs.n : 1) * sizeof *s->m_req);
+        if (!s->m_req)
+            goto nomem;
+        memcpy(s->m_req, reqlocal, s->reqs.n * sizeof *s->m_req);
+        rl->nrows += s->nrows;
+    }
+#undef GNAME
+    /* records: copied concurrently, each shard freed once copied */
+    {
+        merge_work mw;
+        memset(&mw, 0, sizeof mw);
+        mw.sh = sh;
+        mw.nsh = nsh;
+        mw.rows = rl->rows;
+        mw.seq = seq;
+        atomic_init(&mw.next, 0);
+        lp_reqpar_run(nthr, merge_worker, &mw);
+    }
+    for (size_t i = 0; i < nsh; i++) {
+        rl_shard *s = &sh[i];
+        uint32_t *reqlocal2 = s->m_req;
+        /* diagnostics, reported at the end in file and line order */
+        for (size_t d = 0; d < s->ndiags; d++) {
+            char *mm = s->diags[d].msg; /* ownership moves to the list */
+            s->diags[d].msg = NULL;
+            if (padd(&pend, s->file, s->line0 + s->diags[d].line - 1, (lp_severity)s->diags[d].sev,
+                     (lp_rule)s->diags[d].rule, mm))
+                goto nomem;
+        }
+        for (size_t q = 0; q < s->nbadreq; q++) {
+            GROW(badlist, capbadlist, nbadlist + 1);
+            badlist[nbadlist++] = reqlocal2[s->badreq[q]];
+        }
+        for (size_t q = 0; q < s->nav; q++) {
+            GROW(attrs, capattrs, nattrs + 1);
+            lp_str g;
+            if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->names, s->av[q].val),
+                                 lp_strtab_len(&s->names, s->av[q].val), &g))
+                goto nomem;
+            attrs[nattrs++] = (attrrec){reqlocal2[s->av[q].req], s->av[q].attr, g, (uint32_t)s->file,
+                                        s->line0 + s->av[q].line - 1};
+        }
+        /* provenance */
+        lp_reqlog_src *ps = &rl->srcs[rl->nsrcs++];
+        ps->file = s->file;
+        ps->row0 = s->row0;
+        ps->nrows = s->nrows;
+        ps->line0 = s->line0;
+        ps->skip = s->skip;
+        ps->nskip = s->nskip;
+        s->skip = NULL;
+        rl_shard_release(s);
+    }
+    lp_free(sh);
+    sh = NULL;
+    nsh = 0;
+    rl->host_name = hosts.names;
+    rl->nhosts = hosts.n;
+    hosts.names = NULL;
+    rl->task_name = tasks.names;
+    rl->ntasks = tasks.n;
+    tasks.names = NULL;
+    rl->event_name = events.names;
+    rl->nevents = events.n;
+    events.names = NULL;
+    rl->name_req = reqmap.v;
+    rl->nname_req = (uint32_t)reqmap.n;
+    reqmap.v = NULL;
+    rl->rfirst = lp_calloc(rl->nreqs + 1, sizeof *rl->rfirst);
+    rl->rbad = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
+    if (!rl->rfirst || !rl->rbad)
+        goto nomem;
+    for (size_t i = 0; i < nbadlist; i++)
+        rl->rbad[badlist[i]] = 1;
+
+    /* attributes */
+    rl->nattrs = o->nattr;
+    if (o->nattr) {
+        rl->attr_name = lp_malloc(o->nattr * sizeof *rl->attr_name);
+        rl->rattr = lp_malloc((size_t)o->nattr * (rl->nreqs ? rl->nreqs : 1) * sizeof *rl->rattr);
+        if (!rl->attr_name || !rl->rattr)
+            goto nomem;
+        memset(rl->rattr, 0xff, (size_t)o->nattr * rl->nreqs * sizeof *rl->rattr);
+        for (unsigned a = 0; a < o->nattr; a++)
+            if (lp_strtab_intern(&rl->names, o->attr_name[a], strlen(o->attr_name[a]), &rl->attr_name[a]))
+                goto nomem;
+        for (size_t i = 0; i < nattrs; i++) {
+            lp_str *slot = &rl->rattr[(size_t)attrs[i].attr * rl->nreqs + attrs[i].req];
+            if (*slot == LP_STR_NONE)
+                *slot = attrs[i].val;
+            else if (*slot != attrs[i].val) {
+                char msg[900];
+                snprintf(msg, sizeof msg,
+                         "attribute %.100s of request %.200s is '%.200s' here but '%.200s' earlier; keeping the first",
+                         o->attr_name[attrs[i].attr], lp_reqlog_str(rl, rl->req_name[attrs[i].req]),
+                         lp_reqlog_str(rl, attrs[i].val), lp_reqlog_str(rl, *slot));
+                if (padd(&pend, attrs[i].shard, attrs[i].line, LP_SEV_WARNING, LP_RULE_FIELD,
+                         lp_strndup(msg, strlen(msg))))
+                    goto nomem;
+            }
+        }
+    }
+    lp_free(attrs);
+    attrs = NULL;
+
+    /* (3) group by request */
+    int grouped = 1;
+    {
+        uint8_t *seen = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
+        if (!seen)
+            goto nomem;
+        uint32_t prev = UINT32_MAX;
+        for (uint64_t i = 0; i < rl->nrows; i++) {
+            uint32_t q = rl->rows[i].seg;
+            if (q == prev)
+                continue;
+            if (seen[q]) {
+                grouped = 0;
+                break;
+            }
+            seen[q] = 1;
+            prev = q;
+        }
+        lp_free(seen);
+    }
+    for (uint64_t i = 0; i < rl->nrows; i++)
+        rl->rfirst[rl->rows[i].seg + 1]++;
+    for (uint64_t q = 0; q < rl->nreqs; q++)
+        rl->rfirst[q + 1] += rl->rfirst[q];
+    if (!grouped) {
+        /* stable counting sort, applied in place by following cycles */
+        dest = lp_malloc((rl->nrows ? rl->nrows : 1) * sizeof *dest);
+        uint64_t *fill = lp_malloc((rl->nreqs ? rl->nreqs : 1) * sizeof *fill);
+        if (!dest || !fill) {
+            lp_free(fill);
+            goto nomem;
+        }
+        memcpy(fill, rl->rfirst, rl->nreqs * sizeof *fill);
+        for (uint64_t i = 0; i < rl->nrows; i++)
+            dest[i] = (uint32_t)fill[rl->rows[i].seg]++;
+        lp_free(fill);
+        for (uint64_t i = 0; i < rl->nrows; i++) {
+            while (dest[i] != i) {
+                uint32_t d = dest[i];
+                lp_reqrow t = rl->rows[d];
+                rl->rows[d] = rl->rows[i];
+                rl->rows[i] = t;
+                if (seq) {
+                    int64_t u = seq[d];
+                    seq[d] = seq[i];
+                    seq[i] = u;
+                }
+                dest[i] = dest[d];
+                dest[d] = d;
+            }
+        }
+        lp_free(dest);
+        dest = NULL;
+    } else {
+        /* requests were numbered in order of first appearance: rows are already in place */
+    }
+
+    /* (4) per request: sort, check, intern segments */
+    th = lp_calloc(nthr, sizeof *th);
+    if (!th)
+        goto nomem;
+    for (unsigned t = 0; t < nthr; t++) {
+        th[t].tmin = INT64_MAX;
+        th[t].tmax = INT64_MIN;
+        th[t].tstamp = lp_calloc(rl->ntasks ? rl->ntasks : 1, sizeof *th[t].tstamp);
+        th[t].tcount = lp_malloc((rl->ntasks ? rl->ntasks : 1) * sizeof *th[t].tcount);
+        th[t].toff = lp_malloc((rl->ntasks ? rl->ntasks : 1) * sizeof *th[t].toff);
+        th[t].tlist = lp_malloc((rl->ntasks ? rl->ntasks : 1) * sizeof *th[t].tlist);
+        th[t].pstamp = lp_calloc(rl->npoints ? rl->npoints : 1, sizeof *th[t].pstamp);
+        th[t].pfirst = lp_malloc((rl->npoints ? rl->npoints : 1) * sizeof *th[t].pfirst);
+        if (!th[t].tstamp || !th[t].tcount || !th[t].toff || !th[t].tlist || !th[t].pstamp || !th[t].pfirst)
+            goto nomem;
+    }
+    rq_ctx C = {rl, seq, th, 1};
+    lp_reqpar_run(nthr, rq_worker, &C);
+    for (unsigned t = 0; t < nthr; t++)
+        if (th[t].nomem)
+            goto nomem;
+    lp_free(seq);
+    seq = NULL;
+
+    /* (5) problems, in input order */
+    {
+        size_t np = 0;
+        for (unsigned t = 0; t < nthr; t++)
+            np += th[t].nprobs;
+        prob *all = lp_malloc((np ? np : 1) * sizeof *all);
+        if (!all)
+            goto nomem;
+        np = 0;
+        for (unsigned t = 0; t < nthr; t++) {
+            if (th[t].nprobs)
+                memcpy(all + np, th[t].probs, th[t].nprobs * sizeof *all);
+            np += th[t].nprobs;
+        }
+        qsort(all, np, sizeof *all, prob_cmp);
+        /* the records of a problem request were reordered: find them by src */
+        for (size_t i = 0; i < np; i++) {
+            const prob *p = &all[i];
+            const lp_reqrow *x = NULL, *y = NULL;
+            for (uint64_t k = rl->rfirst[p->req]; k < rl->rfirst[p->req + 1]; k++) {
+                if (rl->rows[k].src == p->src)
+                    x = &rl->rows[k];
+                if (rl->rows[k].src == p->other)
+                    y = &rl->rows[k];
+            }
+            if (!x || !y)
+                continue;
+            uint64_t oline;
+            const char *of = lp_reqlog_where(rl, p->other, &oline);
+            char msg[900];
+            const char *tn = lp_reqlog_str(rl, rl->task_name[rl->pt_task[x->point]]);
+            const char *en = lp_reqlog_str(rl, rl->event_name[rl->pt_event[x->point]]);
+            const char *rn = lp_reqlog_str(rl, rl->req_name[p->req]);
+            if (p->kind == PROB_DUP) {
+                snprintf(msg, sizeof msg,
+                         "duplicate <event, task> <%.100s, %.100s> in request %.100s (first at %.200s:%llu); "
+                         "request excluded",
+                         en, tn, rn, of, (unsigned long long)oline);
+                uint64_t ln;
+                uint32_t fi = where_file(rl, p->src, &ln);
+                if (padd(&pend, fi, ln, LP_SEV_ERROR, LP_RULE_IMPORT, lp_strndup(msg, strlen(msg)))) {
+                    lp_free(all);
+                    goto nomem;
+                }
+            } else {
+                snprintf(msg, sizeof msg,
+                         "time goes backwards on host %.100s in task %.100s of request %.100s: event %.100s at "
+                         "%lld ns after %.100s at %lld ns (%.200s:%llu); request excluded",
+                         lp_reqlog_str(rl, rl->host_name[x->host]), tn, rn, en, (long long)x->time,
+                         lp_reqlog_str(rl, rl->event_name[rl->pt_event[y->point]]), (long long)y->time, of,
+                         (unsigned long long)oline);
+                uint64_t ln;
+                uint32_t fi = where_file(rl, p->src, &ln);
+                if (padd(&pend, fi, ln, LP_SEV_ERROR, LP_RULE_ORDER, lp_strndup(msg, strlen(msg)))) {
+                    lp_free(all);
+                    goto nomem;
+                }
+            }
+        }
+        lp_free(all);
+    }
+    for (uint64_t q = 0; q < rl->nreqs; q++)
+        rl->nbad += rl->rbad[q];
+    pflush(&pend, diags, paths);
+
+    /* (6) canonical segments */
+    {
+        size_t capsk = 0, nsk = 0;
+        for (unsigned t = 0; t < nthr; t++) {
+            th[t].lmap = lp_malloc((th[t].nlocal ? th[t].nlocal : 1) * sizeof *th[t].lmap);
+            if (!th[t].lmap)
+                goto nomem;
+            for (uint32_t l = 0; l < th[t].nlocal; l++) {
+                int isnew;
+                uint32_t g = kmap_put(&gsegs, th[t].lkeys[l], (uint32_t)nsk, &isnew);
+                if (g == UINT32_MAX)
+                    goto nomem;
+                if (isnew) {
+                    GROW(sk, capsk, nsk + 1);
+                    uint64_t k = th[t].lkeys[l];
+                    uint32_t pa = (uint32_t)(k >> 32), pb = (uint32_t)k;
+                    sk[nsk] = (segkey){k, rl->pt_task[pa], rl->pt_event[pa], rl->pt_event[pb], 0,
+                                       lp_reqlog_str(rl, rl->task_name[rl->pt_task[pa]]),
+                                       lp_reqlog_str(rl, rl->event_name[rl->pt_event[pa]]),
+                                       lp_reqlog_str(rl, rl->event_name[rl->pt_event[pb]])};
+                    nsk++;
+                }
+                sk[g].cross |= th[t].lcross[l];
+            }
+        }
+        if (nsk)
+            qsort(sk, nsk, sizeof *sk, seg_cmp);
+        rl->nsegs = (uint32_t)nsk;
+        rl->seg_task = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_task);
+        rl->seg_from = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_from);
+        rl->seg_to = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_to);
+        rl->seg_cross = lp_malloc(nsk ? nsk : 1);
+        if (!rl->seg_task || !rl->seg_from || !rl->seg_to || !rl->seg_cross)
+            goto nomem;
+        kmap_release(&gsegs);
+        for (size_t i = 0; i < nsk; i++) {
+            rl->seg_task[i] = sk[i].task;
+            rl->seg_from[i] = sk[i].from;
+            rl->seg_to[i] = sk[i].to;
+            rl->seg_cross[i] = sk[i].cross;
+            int isnew;
+            if (kmap_put(&gsegs, sk[i].key, (uint32_t)i, &isnew) == UINT32_MAX)
+                goto nomem;
+        }
+        for (unsigned t = 0; t < nthr; t++)
+            for (uint32_t l = 0; l < th[t].nlocal; l++)
+                th[t].lmap[l] = kmap_get(&gsegs, th[t].lkeys[l]);
+        C.pass = 2;
+        lp_reqpar_run(nthr, rq_worker, &C);
+    }
+    rl->min_time = INT64_MAX;
+    rl->max_time = INT64_MIN;
+    for (unsigned t = 0; t < nthr; t++) {
+        if (th[t].tmin < rl->min_time)
+            rl->min_time = th[t].tmin;
+        if (th[t].tmax > rl->max_time)
+            rl->max_time = th[t].tmax;
+    }
+    if (rl->min_time > rl->max_time)
+        rl->min_time = rl->max_time = 0;
+    goto done;
+
+nomem:
+    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+fail:
+    lp_reqlog_free(rl);
+    rl = NULL;
+done:
+    pfree(&pend);
+    for (size_t i = 0; i < nsh; i++)
+        rl_shard_release(&sh[i]);
+    lp_free(sh);
+    lp_free(lays);
+    lp_free(hosts.names);
+    lp_free(hosts.map.v);
+    lp_free(tasks.names);
+    lp_free(tasks.map.v);
+    lp_free(events.names);
+    lp_free(events.map.v);
+    lp_free(reqmap.v);
+    kmap_release(&points);
+    lp_free(namemap);
+    lp_free(reqlocal);
+    lp_free(badlist);
+    lp_free(attrs);
+    lp_free(seq);
+    lp_free(dest);
+    if (th) {
+        for (unsigned t = 0; t < nthr; t++) {
+            lp_free(th[t].tmp);
+            lp_free(th[t].tmpseq);
+            lp_free(th[t].tstamp);
+            lp_free(th[t].tcount);
+            lp_free(th[t].toff);
+            lp_free(th[t].tlist);
+            lp_free(th[t].pstamp);
+            lp_free(th[t].pfirst);
+            lp_free(th[t].probs);
+            kmap_release(&th[t].segs);
+            lp_free(th[t].lkeys);
+            lp_free(th[t].lcross);
+            lp_free(th[t].lmap);
+        }
+        lp_free(th);
+    }
+    lp_free(sk);
+    kmap_release(&gsegs);
+    *out = rl;
+    return st;
+}
+
+/* ---- attributes from a table ----------------------------------------------------------- */
+
+static lp_status attr_id(lp_reqlog *rl, const char *name, size_t n, uint32_t *out, lp_error *err)
+{
+    for (uint32_t a = 0; a < rl->nattrs; a++)
+        if (lp_strtab_len(&rl->names, rl->attr_name[a]) == n &&
+            memcmp(lp_reqlog_str(rl, rl->attr_name[a]), name, n) == 0) {
+            *out = a;
+            return LP_OK;
+        }
+    if (rl->nattrs >= 4096)
+        return lp_error_set(err, LP_ERR_LIMIT, "more than 4096 request attributes");
+    lp_str s;
+    if (lp_strtab_intern(&rl->names, name, n, &s))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    lp_str *an = lp_reallocarray(rl->attr_name, rl->nattrs + 1, sizeof *an);
+    if (!an)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    rl->attr_name = an;
+    lp_str *ra = lp_reallocarray(rl->rattr, (size_t)(rl->nattrs + 1) * (rl->nreqs ? rl->nreqs : 1), sizeof *ra);
+    if (!ra)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    rl->rattr = ra;
+    memset(ra + (size_t)rl->nattrs * rl->nreqs, 0xff, rl->nreqs * sizeof *ra);
+    an[rl->nattrs] = s;
+    *out = rl->nattrs++;
+    return LP_OK;
+}
+
+uint64_t lp_reqlog_find(const lp_reqlog *rl, const char *id)
+{
+    lp_str s = lp_strtab_find(&rl->names, id, strlen(id));
+    if (s == LP_STR_NONE || s >= rl->nname_req || rl->name_req[s] == UINT32_MAX)
+        return UINT64_MAX;
+    return rl->name_req[s];
+}
+
+static int set_attr(lp_reqlog *rl, uint64_t r, uint32_t a, const char *v, size_t vn, lp_diags *ds, const char *path,
+                    uint64_t line)
+{
+    if (vn == 0)
+        return 0;
+    lp_str s;
+    if (lp_strtab_intern(&rl->names, v, vn, &s))
+        return -1;
+    lp_str *slot = &rl->rattr[(size_t)a * rl->nreqs + r];
+    if (*slot == LP_STR_NONE)
+        *slot = s;
+    else if (*slot != s)
+        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_FIELD, path, line,
+                        "attribute %s of request %s is '%s' here but '%s' earlier; keeping the first",
+                        lp_reqlog_str(rl, rl->attr_name[a]), lp_reqlog_str(rl, rl->req_name[r]),
+                        lp_reqlog_str(rl, s), lp_reqlog_str(rl, *slot));
+    return 0;
+}
+
+lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_opts *o, lp_diags *diags,
+                               uint64_t *unknown, lp_error *err)
+{
+    *unknown = 0;
+    lp_input *in;
+    lp_status st = lp_input_open(&in, path, err);
+    if (st)
+        return st;
+    size_t cap = 1 << 20, len = 0, pos = 0;
+    char *buf = lp_malloc(cap + 1);
+    const char **f = lp_malloc(RL_MAXCOLS * sizeof *f);
+    size_t *fl = lp_malloc(RL_MAXCOLS * sizeof *fl);
+    uint32_t *colattr = lp_malloc(RL_MAXCOLS * sizeof *colattr);
+    char *scratch = NULL;
+    size_t scap = 0;
+    int eof = 0, fmt = 0 /* 0 unknown, 1 csv, 2 jsonl */, reqcol = -1, ncol = 0;
+    char delim = ',';
+    uint64_t line = 0;
+    if (!buf || !f || !fl || !colattr) {
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (;;) {
+        char *nl = pos < len ? memchr(buf + pos, '\n', len - pos) : NULL;
+        if (!nl && !eof) {
+            memmove(buf, buf + pos, len - pos);
+            len -= pos;
+            pos = 0;
+            if (len == cap) {
+                if (cap >= RL_MAXLINE) {
+                    st = lp_error_set(err, LP_ERR_FORMAT, "%s: line %llu is too long", path,
+                                      (unsigned long long)line + 1);
+                    goto out;
+                }
+                char *nb = lp_realloc(buf, cap * 2 + 1);
+                if (!nb) {
+                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+                buf = nb, cap *= 2;
+            }
+            size_t got;
+            if ((st = lp_input_read(in, buf + len, cap - len, &got, err)) != LP_OK)
+                goto out;
+            if (!got)
+                eof = 1;
+            len += got;
+            continue;
+        }
+        if (!nl && pos >= len)
+            break;
+        size_t e = nl ? (size_t)(nl - buf) : len;
+        char *s = buf + pos;
+        size_t n = e - pos;
+        pos = nl ? e + 1 : e;
+        line++;
+        if (n && s[n - 1] == '\r')
+            n--;
+        size_t i = 0;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == n || s[i] == '#')
+            continue;
+        if (scap < n + 1) {
+            lp_free(scratch);
+            scap = n + 4096;
+            scratch = lp_malloc(scap);
+            if (!scratch) {
+                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+        if (fmt == 0) {
+            if (s[i] == '{' || o->format == LP_RL_JSONL) {
+                fmt = 2;
+            } else {
+                fmt = 1;
+                delim = o->delimiter ? o->delimiter : (o->format == LP_RL_TSV || memchr(s, '\t', n)) ? '\t' : ',';
+                int nf = rl_csv_split(s, n, delim, f, fl, RL_MAXCOLS, scratch, scap);
+                if (nf < 0) {
+                    st = lp_error_set(err, LP_ERR_FORMAT, "%s:%llu: the header has a bad quote", path,
+                                      (unsigned long long)line);
+                    goto out;
+                }
+                ncol = nf > RL_MAXCOLS ? RL_MAXCOLS : nf;
+                const char *want = o->col[LP_RL_REQUEST];
+                for (int c = 0; c < ncol; c++) {
+                    int isreq = 0;
+                    if (want)
+                        isreq = (fl[c] == strlen(want) && strncasecmp(f[c], want, fl[c]) == 0) ||
+                                (atoi(want) == c + 1 && want[0] >= '1' && want[0] <= '9');
+                    else
+                        isreq = (fl[c] == 7 && strncasecmp(f[c], "request", 7) == 0) ||
+                                (fl[c] == 10 && strncasecmp(f[c], "request_id", 10) == 0) ||
+                                (fl[c] == 3 && strncasecmp(f[c], "req", 3) == 0);
+                    if (isreq && reqcol < 0) {
+                        reqcol = c;
+                        colattr[c] = UINT32_MAX;
+                    } else if ((st = attr_id(rl, f[c], fl[c], &colattr[c], err)) != LP_OK) {
+                        goto out;
+                    }
+                }
+                if (reqcol < 0) {
+                    st = lp_error_set(err, LP_ERR_FORMAT, "%s:%llu: the header has no request column", path,
+                                      (unsigned long long)line);
+                    goto out;
+                }
+                continue;
+            }
+        }
+        if (fmt == 1) {
+            int nf = rl_csv_split(s, n, delim, f, fl, ncol, scratch, scap);
+            if (nf < 0 || nf <= reqcol || fl[reqcol] == 0) {
+                lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_FIELD, path, line,
+                                nf < 0 ? "bad quoting" : "missing request id");
+                continue;
+            }
+            char idb[1024];
+            size_t idn = fl[reqcol] < sizeof idb - 1 ? fl[reqcol] : sizeof idb - 1;
+            memcpy(idb, f[reqcol], idn);
+            idb[idn] = '\0';
+            uint64_t r = lp_reqlog_find(rl, idb);
+            if (r == UINT64_MAX) {
+                (*unknown)++;
+                continue;
+            }
+            for (int c = 0; c < nf && c < ncol; c++)
+                if (c != reqcol && set_attr(rl, r, colattr[c], f[c], fl[c], diags, path, line)) {
+                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                    goto out;
+                }
+            continue;
+        }
+        /* JSON lines: two passes over the object: find the request, then the attributes */
+        uint64_t cur = UINT64_MAX;
+        for (int pass = 0; pass < 2; pass++) {
+            lp_rj j;
+            lp_rj_init(&j, s, n);
+            size_t used = 0;
+            int has = lp_rj_obj(&j);
+            int ok = has >= 0;
+            while (ok && has) {
+                const char *k, *v;
+                size_t kn, vn;
+                int kind;
+                if (lp_rj_key(&j, &k, &kn, scratch + used, scap - used)) {
+                    ok = 0;
+                    break;
+                }
+                if (k == scratch + used)
+                    used += kn;
+                int c = lp_rj_peek(&j);
+                const char *want = o->col[LP_RL_REQUEST];
+                int isreq = want ? (kn == strlen(want) && strncmp(k, want, kn) == 0)
+                                 : ((kn == 7 && strncasecmp(k, "request", 7) == 0) ||
+                                    (kn == 10 && strncasecmp(k, "request_id", 10) == 0) ||
+                                    (kn == 3 && strncasecmp(k, "req", 3) == 0));
+                if (c == '{' || c == '[') {
+                    if (lp_rj_skip(&j)) {
+                        ok = 0;
+                        break;
+                    }
+                } else {
+                    if (lp_rj_scalar(&j, &v, &vn, scratch + used, scap - used, &kind)) {
+                        ok = 0;
+                        break;
+                    }
+                    if (v == scratch + used)
+                        used += vn;
+                    if (kind == 'z')
+                        vn = 0;
+                    if (pass == 0 && isreq && cur == UINT64_MAX) {
+                        char idb[1024];
+                        size_t idn = vn < sizeof idb - 1 ? vn : sizeof idb - 1;
+                        memcpy(idb, v, idn);
+                        idb[idn] = '\0';
+                        cur = lp_reqlog_find(rl, idb);
+                        if (cur == UINT64_MAX)
+                            cur = UINT64_MAX - 1;
+                    } else if (pass == 1 && !isreq && cur < UINT64_MAX - 1) {
+                        uint32_t a;
+                        if ((st = attr_id(rl, k, kn, &a, err)) != LP_OK)
+                            goto out;
+                        if (set_attr(rl, cur, a, v, vn, diags, path, line)) {
+                            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                            goto out;
+                        }
+                    }
+                }
+                int nx = lp_rj_next(&j, '}');
+                if (nx < 0) {
+                    ok = 0;
+                    break;
+                }
+                has = nx;
+            }
+            if (!ok || !lp_rj_at_end(&j)) {
+                if (pass == 0)
+                    lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_SYNTAX, path, line, "bad JSON: %s",
+                                    j.why ? j.why : "text after the object");
+                break;
+            }
+            if (pass == 0 && cur == UINT64_MAX) {
+                lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_FIELD, path, line, "missing request id");
+                break;
+            }
+            if (pass == 0 && cur == UINT64_MAX - 1) {
+                (*unknown)++;
+                break;
+            }
+        }
+    }
+out:
+    lp_input_close(in);
+    lp_free(buf);
+    lp_free(f);
+    lp_free(fl);
+    lp_free(colattr);
+    lp_free(scratch);
+    return st;
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+const char *lp_reqlog_seg_label(const lp_reqlog *rl, uint32_t seg, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s:%s->%s", lp_reqlog_str(rl, rl->task_name[rl->seg_task[seg]]),
+             lp_reqlog_str(rl, rl->event_name[rl->seg_from[seg]]), lp_reqlog_str(rl, rl->event_name[rl->seg_to[seg]]));
+    return buf;
+}
+
+uint32_t lp_reqlog_attr_find(const lp_reqlog *rl, const char *name)
+{
+    for (uint32_t a = 0; a < rl->nattrs; a++)
+        if (strcmp(lp_reqlog_str(rl, rl->attr_name[a]), name) == 0)
+            return a;
+    return LP_REQLOG_NONE;
+}

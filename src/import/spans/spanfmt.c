@@ -1,0 +1,258 @@
+/* spanfmt.c: the span formats (span.h): their table, detection, loading files and
+ * directories into a span table, and the helpers the JSON span importers share
+ * (spanjson.h): head tokens for detection, skipped-record accounting and messages.
+ */
+#include "longpole/model/span.h"
+#include "longpole/load/inputs.h"
+#include "longpole/base/alloc.h"
+#include "import/spans/spanjson.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+extern const lp_span_format lp_spanfmt_jaeger, lp_spanfmt_zipkin, lp_spanfmt_otlp;
+
+static const lp_span_format *const formats[] = {&lp_spanfmt_jaeger, &lp_spanfmt_zipkin, &lp_spanfmt_otlp, NULL};
+
+const lp_span_format *const *lp_span_formats(void) { return formats; }
+
+const lp_span_format *lp_span_format_find(const char *name)
+{
+    for (size_t i = 0; formats[i]; i++)
+        if (strcmp(formats[i]->name, name) == 0)
+            return formats[i];
+    return NULL;
+}
+
+const lp_span_format *lp_span_format_detect(const unsigned char *head, size_t n, const char *path)
+{
+    const lp_span_format *best = NULL;
+    int bs = 0;
+    for (size_t i = 0; formats[i]; i++) {
+        int s = formats[i]->detect(head, n, path);
+        if (s > bs) {
+            bs = s;
+            best = formats[i];
+        }
+    }
+    return best;
+}
+
+/* ---- head tokens --------------------------------------------------------------------- */
+
+int lp_head_tokens(const unsigned char *p, size_t n, char tok[][LP_HEAD_TOK], int max)
+{
+    size_t i = 0;
+    int k = 0;
+    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
+        i = 3;
+    while (k < max) {
+        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+            i++;
+        if (i >= n)
+            break;
+        if (p[i] == '{' || p[i] == '[') {
+            tok[k][0] = (char)p[i];
+            tok[k][1] = '\0';
+            k++;
+            i++;
+            continue;
+        }
+        if (p[i] != '"')
+            break;
+        size_t j = i + 1, o = 0;
+        while (j < n && p[j] != '"' && p[j] != '\\' && o + 1 < LP_HEAD_TOK)
+            tok[k][o++] = (char)p[j++];
+        if (j >= n || p[j] != '"')
+            break;
+        tok[k][o] = '\0';
+        j++;
+        while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
+            j++;
+        if (j >= n || p[j] != ':')
+            break; /* a string value, not a key */
+        k++;
+        i = j + 1;
+    }
+    return k;
+}
+
+/* ---- import accounting ------------------------------------------------------------------ */
+
+void lp_span_import_init(lp_span_import *im, lp_spans *sp, const char *format)
+{
+    memset(im, 0, sizeof *im);
+    im->sp = sp;
+    im->format = format;
+    im->lasttraceidx = LP_SPAN_NONE;
+}
+
+void lp_span_import_skip(lp_span_import *im, lp_skip_reason why, const lp_json *at, const char *fmt, ...)
+{
+    im->skipped[why]++;
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    lp_spans_report(im->sp, LP_SEV_ERROR, at ? at->off : 0, at ? at->line : 0, "%s; record skipped", msg);
+}
+
+void lp_span_import_bad(lp_span_import *im, const lp_json_ev *ev)
+{
+    im->skipped[LP_SKIP_JSON]++;
+    if (ev->fatal) {
+        im->fatal = 1;
+        lp_spans_report(im->sp, LP_SEV_ERROR, ev->off, ev->line, "%s; the rest of the file is not read", ev->msg);
+    } else {
+        lp_spans_report(im->sp, LP_SEV_ERROR, ev->off, ev->line, "%s; record skipped", ev->msg);
+    }
+}
+
+void lp_span_import_repaired(lp_span_import *im, const lp_json_ev *ev)
+{
+    if (!ev->repaired || !im->sp->diags)
+        return;
+    lp_spans *sp = im->sp;
+    lp_diags_report(sp->diags, LP_SEV_WARNING, LP_RULE_ENCODING, sp->nfiles ? sp->files[sp->cursrc] : NULL, ev->rline,
+                    "byte %llu: %s; the string was mended (bad bytes became '?')%s", (unsigned long long)ev->roff,
+                    ev->rmsg, ev->repaired > 1 ? ", and other strings of the record too" : "");
+}
+
+static const char *const skip_names[LP_SKIP_NREASONS] = {
+    [LP_SKIP_JSON] = "not valid JSON",
+    [LP_SKIP_SHAPE] = "not a span or trace object",
+    [LP_SKIP_NO_ID] = "without a span id",
+    [LP_SKIP_NO_TRACE] = "without a trace id",
+    [LP_SKIP_FIELD] = "with a field of the wrong type",
+    [LP_SKIP_TIME] = "without a usable start time",
+    [LP_SKIP_UNSUPPORTED] = "in an unsupported variant",
+};
+
+void lp_span_import_summary(lp_span_import *im)
+{
+    uint64_t total = 0;
+    for (int r = 0; r < LP_SKIP_NREASONS; r++)
+        total += im->skipped[r];
+    if (!total || !im->sp->diags)
+        return;
+    char buf[400];
+    size_t o = 0;
+    for (int r = 0; r < LP_SKIP_NREASONS && o < sizeof buf; r++)
+        if (im->skipped[r])
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%llu %s", o ? ", " : "",
+                                  (unsigned long long)im->skipped[r], skip_names[r]);
+    lp_diags_report(im->sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, im->sp->nfiles ? im->sp->files[im->sp->cursrc] : NULL,
+                    0, "%s: %llu span(s) read, %llu record(s) skipped (%s)%s", im->format,
+                    (unsigned long long)im->nspans, (unsigned long long)total, buf,
+                    im->fatal ? "; the file ended early" : "");
+}
+
+lp_status lp_span_import_trace(lp_span_import *im, const lp_json *v, uint32_t *trace, int *ok, lp_error *err)
+{
+    *ok = 0;
+    if (!v || v->type != LP_JSON_STRING || v->len == 0)
+        return LP_OK;
+    *ok = 1;
+    if (im->lasttraceidx != LP_SPAN_NONE && v->len == im->lasttracelen && memcmp(v->s, im->lasttrace, v->len) == 0) {
+        *trace = im->lasttraceidx;
+        return LP_OK;
+    }
+    lp_status st = lp_spans_trace(im->sp, v->s, v->len, trace, err);
+    if (st)
+        return st;
+    if (v->len <= sizeof im->lasttrace) {
+        memcpy(im->lasttrace, v->s, v->len);
+        im->lasttracelen = v->len;
+        im->lasttraceidx = *trace;
+    }
+    return LP_OK;
+}
+
+int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *counter)
+{
+    if (!opts || !opts->progress || ++*counter % 4096)
+        return 0;
+    return opts->progress(opts->progress_ctx, "reading", lp_input_consumed(in), lp_input_size(in));
+}
+
+const char *lp_json_what(const lp_json *n, char *buf, size_t size)
+{
+    if (!n) {
+        snprintf(buf, size, "nothing");
+        return buf;
+    }
+    char ex[64];
+    switch (n->type) {
+    case LP_JSON_STRING: snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex)); break;
+    case LP_JSON_NUMBER: snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex)); break;
+    case LP_JSON_ARRAY: snprintf(buf, size, "an array"); break;
+    case LP_JSON_OBJECT: snprintf(buf, size, "an object"); break;
+    default: snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type)); break;
+    }
+    return buf;
+}
+
+/* ---- loading ----------------------------------------------------------------------------- */
+
+lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, const char *format,
+                        const lp_load_opts *opts, lp_error *err)
+{
+    const lp_span_format *forced = NULL;
+    if (format && strcmp(format, "auto") != 0) {
+        forced = lp_span_format_find(format);
+        if (!forced)
+            return lp_error_set(err, LP_ERR_ARG, "unknown span format '%s' (jaeger, zipkin or otlp)", format);
+    }
+    lp_input_item *items;
+    size_t nfiles;
+    lp_status st = lp_inputs_expand(paths, npaths, &items, &nfiles, err);
+    if (st)
+        return st;
+    if (!nfiles) {
+        lp_inputs_free(items, nfiles);
+        return lp_error_set(err, LP_ERR_ARG, "no input files");
+    }
+    for (size_t i = 0; i < nfiles && !st; i++) {
+        const char *file = items[i].path;
+        if (items[i].kind == LP_INPUT_SPARK_DIR) {
+            if (sp->diags)
+                lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
+                                "a Spark event-log directory holds no spans; skipped");
+            continue;
+        }
+        lp_input *in;
+        if ((st = lp_input_open(&in, file, err)))
+            break;
+        const void *head;
+        size_t nh;
+        if ((st = lp_input_peek(in, &head, &nh, err))) {
+            lp_error_push(err, "reading %s", file);
+            lp_input_close(in);
+            break;
+        }
+        const lp_span_format *f = forced ? forced : lp_span_format_detect(head, nh, file);
+        if ((st = lp_spans_source(sp, file, err))) {
+            lp_input_close(in);
+            break;
+        }
+        if (!f && sp->diags) {
+            lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
+                            "not a span trace this build reads (Jaeger, Zipkin v2 or OTLP JSON); file skipped "
+                            "(--format forces one)");
+        } else if (f) {
+            st = f->read(sp, in, opts, err);
+            if (st)
+                lp_error_push(err, "reading %s", file);
+        }
+        lp_input_close(in);
+    }
+    lp_inputs_free(items, nfiles);
+    if (st)
+        return st;
+    return lp_spans_finish(sp, err);
+}
