@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "base/util.h"
 #include "longpole/model/span.h"
+#include "longpole/formats/lpt.h"
+#include "longpole/load/load.h"
 #include "longpole/analysis/spans/spancp.h"
 
 #include <math.h>

@@ -9,6 +9,9 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
+#include "longpole/load/load.h"
 #include "longpole/load/inputs.h"
 #include "longpole/report/report.h"
 

@@ -13,6 +13,7 @@
 #include "gentree.h"
 #include "longpole/longpole.h"
 #include "longpole/model/span.h"
+#include "longpole/load/load.h"
 #include "longpole/analysis/spans/spancp.h"
 
 #include <stdio.h>

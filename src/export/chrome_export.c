@@ -8,10 +8,10 @@
  * readability; flow points are bound to the slice enclosing them, which exists because
  * gaps are written too (unless no_gaps).
  */
+#include "longpole/base/version.h"
 #include "longpole/export/chrome_export.h"
 #include "longpole/base/jsonw.h"
 #include "longpole/base/alloc.h"
-#include "longpole/longpole.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
  */
 #define _GNU_SOURCE
 #include "export/sqlite_export_int.h"
+#include "longpole/base/version.h"
 #include "longpole/base/alloc.h"
 #include "longpole/base/jsonw.h"
-#include "longpole/longpole.h"
 
 #include <errno.h>
 #include <limits.h>

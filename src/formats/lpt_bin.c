@@ -11,6 +11,7 @@
  * offending section and the reason.
  */
 #include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
 #include "formats/lptb_hdr.h"
 

@@ -16,6 +16,7 @@
  * round trip. Lines without '%' never pay for decoding.
  */
 #include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
 #include "base/util.h"
 

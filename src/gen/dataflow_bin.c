@@ -36,6 +36,7 @@
 #include "base/par.h"
 #include "base/opipe.h"
 #include "formats/lptb_hdr.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
 
 #include <string.h>

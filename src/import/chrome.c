@@ -58,6 +58,8 @@
  * and never overlap; every record skipped is counted by reason and reported with the
  * file, line and byte offset; the per-file note sums them up.
  */
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"

@@ -21,6 +21,8 @@
  *  - workers and operators are named by their numbers; Bogus events are skipped.
  */
 #include "longpole/import/snailtrail.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
 #include "longpole/base/alloc.h"
 

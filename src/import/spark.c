@@ -35,6 +35,8 @@
  *    with file, line and byte offset; the per-application note sums them up.
  */
 #include "longpole/import/spark.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"

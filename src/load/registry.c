@@ -1,5 +1,6 @@
-/* registry.c: the table of foreign-format importers (see import.h). One line per format. */
-#include "longpole/import/import.h"
+/* registry.c: the tables of foreign-format importers and of span formats (load.h). One
+ * line per format. */
+#include "longpole/load/load.h"
 
 #include <string.h>
 
@@ -37,6 +38,36 @@ const lp_importer *lp_importer_detect(const unsigned char *head, size_t n, const
         if (s > bestscore) {
             best = importers[i];
             bestscore = s;
+        }
+    }
+    return best;
+}
+
+/* ---- span formats ------------------------------------------------------------------ */
+
+extern const lp_span_format lp_spanfmt_jaeger, lp_spanfmt_zipkin, lp_spanfmt_otlp;
+
+static const lp_span_format *const formats[] = {&lp_spanfmt_jaeger, &lp_spanfmt_zipkin, &lp_spanfmt_otlp, NULL};
+
+const lp_span_format *const *lp_span_formats(void) { return formats; }
+
+const lp_span_format *lp_span_format_find(const char *name)
+{
+    for (size_t i = 0; formats[i]; i++)
+        if (strcmp(formats[i]->name, name) == 0)
+            return formats[i];
+    return NULL;
+}
+
+const lp_span_format *lp_span_format_detect(const unsigned char *head, size_t n, const char *path)
+{
+    const lp_span_format *best = NULL;
+    int bs = 0;
+    for (size_t i = 0; formats[i]; i++) {
+        int s = formats[i]->detect(head, n, path);
+        if (s > bs) {
+            bs = s;
+            best = formats[i];
         }
     }
     return best;

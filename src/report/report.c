@@ -10,9 +10,9 @@
  * "application/x-longpole" (base64) blocks, which browsers never execute, and one
  * executable <script nonce=...> at the end.
  */
+#include "longpole/base/version.h"
 #include "longpole/report/report.h"
 #include "longpole/base/alloc.h"
-#include "longpole/longpole.h"
 #include "report_int.h"
 
 #include <errno.h>

@@ -14,7 +14,10 @@
 #include "longpole/report/report.h"
 #include "longpole/base/alloc.h"
 #include "longpole/load/inputs.h"
-#include "longpole/import/import.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
+#include "longpole/import/spanfmt.h"
+#include "longpole/load/load.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -7,7 +7,8 @@
  * error bound when it has paths; the stream's event count never exceeds the bytes. */
 #include "longpole/longpole.h"
 #include "longpole/import/snailtrail.h"
-#include "longpole/import/import.h"
+#include "longpole/codec/io.h"
+#include "longpole/load/load.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,9 @@
 #undef NDEBUG
 #include "longpole/longpole.h"
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/import/spanfmt.h"
+#include "longpole/load/load.h"
 #include "longpole/analysis/spans/spancp.h"
 #include <assert.h>
 #include <string.h>

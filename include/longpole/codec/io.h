@@ -1,18 +1,15 @@
-/* io.h: byte input with transparent decompression, and the native trace formats.
- *
- * lp_input reads a file (or stdin for "-") and undoes gzip or zstd compression,
- * recognised by their magic numbers, so every reader accepts compressed input.
- * The native text format (.lpt v1) is MODEL.md's; the binary form (.lptb v1) is
- * documented in docs/formats/lptb.md. lp_trace_load() picks the reader by content.
+/* io.h: byte streams with transparent compression: lp_input reads a file (or stdin for
+ * "-") and undoes gzip or zstd compression, recognised by their magic numbers, so every
+ * reader accepts compressed input; lp_save_with writes a file (or stdout), compressed
+ * on request. Implemented in src/codec/input.c and src/codec/output.c.
  */
-#ifndef LONGPOLE_IO_H
-#define LONGPOLE_IO_H
+#ifndef LONGPOLE_CODEC_IO_H
+#define LONGPOLE_CODEC_IO_H
 
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "longpole/base/status.h"
-#include "longpole/model/trace.h"
 
 /* ---- decompressing input ------------------------------------------------------- */
 
@@ -38,59 +35,11 @@ uint64_t lp_input_size(const lp_input *in);
 int lp_input_file_fd(const lp_input *in);
 void lp_input_close(lp_input *in);
 
-/* ---- progress ------------------------------------------------------------------ */
+/* ---- compressed output ---------------------------------------------------------- */
 
-/* Called now and then by long operations: done and total in the operation's unit
- * (bytes for loading). Return non-zero to cancel (the operation then fails). */
-typedef int (*lp_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
-
-/* ---- native formats ------------------------------------------------------------------ */
-
-typedef enum lp_format {
-    LP_FORMAT_AUTO = 0,
-    LP_FORMAT_LPT,    /* native text */
-    LP_FORMAT_LPTB,   /* native binary */
-    LP_FORMAT_FOREIGN /* anything an importer registers (see import.h) */
-} lp_format;
-
-typedef struct lp_load_opts {
-    lp_builder_opts build;   /* passed to the builder */
-    lp_progress_fn progress; /* optional */
-    void *progress_ctx;
-    const char *format;      /* NULL/"auto", "lpt", "lptb", or an importer's name */
-} lp_load_opts;
-
-/* Feed one text stream into a builder (several files may feed one builder). Data
- * problems go to the builder's diagnostics; only resource errors return an error. */
-lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err);
-
-/* Write a trace as .lpt v1 text: header, W records for every worker (in id order),
- * A records by worker and start (gap activities omitted), then the messages in message
- * order: M records, or S/R pairs for messages that were read as halves (one S per
- * sender, receiver and id; an R per receive). Reading the result back gives an equal
- * trace. */
-lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err);
-
-/* Binary form: read a whole trace (validated: ids, ordering, tiling, checksum). */
-lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_load_opts *opts, lp_error *err);
-lp_status lp_lptb_write(const lp_trace *t, FILE *out, lp_error *err);
-/* Magic at the start of every .lptb file. */
-#define LP_LPTB_MAGIC "LPTB\r\n\032\n"
-#define LP_LPTB_VERSION 1u
-
-/* Load one or more files into one trace: native text or binary (by content), or any
- * registered importer. Several files are merged (worker names are global). A binary
- * file can only be loaded alone. Data problems are reported to `diags`. */
-lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
-                        lp_trace **out, lp_error *err);
-
-/* Write to a path, choosing text or binary by `binary`; "-" writes to stdout. If
- * `compress` is LP_COMP_GZIP or LP_COMP_ZSTD, the output is compressed. */
-lp_status lp_trace_save(const lp_trace *t, const char *path, int binary, lp_compression compress, lp_error *err);
-
-/* The same for any writer: `write` is called once with the (possibly compressing)
- * stream; the file is created, compressed, flushed and closed as by lp_trace_save, and
- * errors name the path. */
+/* Write a file with any writer: `write` is called once with the (possibly
+ * compressing) stream; the file is created ("-": stdout), compressed if `compress` is
+ * LP_COMP_GZIP or LP_COMP_ZSTD, flushed and closed, and errors name the path. */
 typedef lp_status (*lp_write_fn)(void *ctx, FILE *out, lp_error *err);
 lp_status lp_save_with(const char *path, lp_compression compress, lp_write_fn write, void *ctx, lp_error *err);
 

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include "longpole/base/status.h"
 #include "longpole/model/trace.h"
-#include "longpole/codec/io.h"
+#include "longpole/base/progress.h"
 #include "longpole/import/reqlog.h"
 #include "longpole/analysis/mystery/skew.h"
 #include "longpole/analysis/mystery/causal.h"

@@ -19,7 +19,8 @@
 
 #include <stdint.h>
 #include "longpole/model/trace.h"
-#include "longpole/codec/io.h"
+#include "longpole/base/progress.h"
+#include <stdio.h>
 
 #define LP_GEN_MAXOPS 16
 

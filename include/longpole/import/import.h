@@ -1,4 +1,5 @@
-/* import.h: the registry of importers for foreign trace formats.
+/* import.h: the interface of an importer of a foreign trace format (the registry of
+ * them is in load.h).
  *
  * An importer turns one input stream into records of an lp_builder (so several files,
  * even of different formats, can feed one trace). It reports every record it cannot
@@ -6,13 +7,13 @@
  * the file and line or byte offset, and keeps going. Detection looks at the first
  * bytes of the decompressed input (and the file name only as a tie-breaker); the
  * importer with the highest score above 0 wins. `longpole convert --format NAME`
- * forces one. Adding a format: one file in src/import/, one entry in registry.c.
+ * forces one. Adding a format: one file in src/import/, one entry in src/load/registry.c (load.h).
  */
 #ifndef LONGPOLE_IMPORT_H
 #define LONGPOLE_IMPORT_H
 
 #include <stddef.h>
-#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 
 typedef struct lp_importer {
     const char *name;         /* "jaeger", "zipkin", ... (used by --format) */
@@ -23,12 +24,5 @@ typedef struct lp_importer {
     /* Read the whole input into the builder. */
     lp_status (*read)(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err);
 } lp_importer;
-
-/* All registered importers, NULL-terminated. */
-const lp_importer *const *lp_importers(void);
-/* By name; NULL if unknown. */
-const lp_importer *lp_importer_find(const char *name);
-/* Best importer for this head, or NULL if none scores above 0. */
-const lp_importer *lp_importer_detect(const unsigned char *head, size_t n, const char *path);
 
 #endif

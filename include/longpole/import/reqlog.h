@@ -32,7 +32,7 @@
 #include "longpole/base/status.h"
 #include "longpole/base/strtab.h"
 #include "longpole/base/diag.h"
-#include "longpole/codec/io.h"
+#include "longpole/base/progress.h"
 
 #define LP_REQLOG_NONE UINT32_MAX
 

@@ -15,7 +15,7 @@
 #define LONGPOLE_SPARK_H
 
 #include <stddef.h>
-#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 
 /* Is `path` a directory that holds a rolling (v2) Spark event log? True when its name
  * starts with "eventlog_v2_" or it holds an "appstatus_*" file or "events_<N>_*" files. */

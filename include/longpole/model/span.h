@@ -31,7 +31,6 @@
 #include "longpole/base/status.h"
 #include "longpole/base/strtab.h"
 #include "longpole/base/diag.h"
-#include "longpole/codec/io.h"
 
 typedef enum lp_span_kind {
     LP_SPAN_UNSPECIFIED = 0,
@@ -184,33 +183,5 @@ static inline const char *lp_spans_trace_text(const lp_spans *sp, uint32_t t)
 {
     return lp_strtab_get(&sp->strs, sp->trace_text[t]);
 }
-
-/* ---- span formats ------------------------------------------------------------------ */
-
-/* A reader of one span format (src/import/spans/jaeger.c, zipkin.c, otlp.c). The same
- * readers back the activity-graph importers of import.h (src/import/spans/spans_graph.c). */
-typedef struct lp_span_format {
-    const char *name;                 /* as in import.h: "jaeger", "zipkin", "otlp" */
-    int (*detect)(const unsigned char *head, size_t n, const char *path);
-    /* Read one input into the table (lp_spans_source already called). Data problems go
-     * to the diagnostics; only resource failures fail. */
-    lp_status (*read)(lp_spans *sp, lp_input *in, const lp_load_opts *opts, lp_error *err);
-} lp_span_format;
-
-const lp_span_format *const *lp_span_formats(void);
-const lp_span_format *lp_span_format_find(const char *name);
-/* The span format that recognises this input best, or NULL (score 0 everywhere). */
-const lp_span_format *lp_span_format_detect(const unsigned char *head, size_t n, const char *path);
-
-/* Read files (directories are expanded by lp_inputs_expand, inputs.h) into the table
- * with the named format or by detection; then lp_spans_finish. A file no format
- * recognises is reported and skipped. */
-lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, const char *format,
-                        const lp_load_opts *opts, lp_error *err);
-
-
-/* Add a finished table's spans to a builder as workers, activities and messages
- * (docs/formats/spans.md). */
-lp_status lp_spans_to_builder(const lp_spans *sp, lp_builder *b, lp_error *err);
 
 #endif

@@ -63,7 +63,7 @@
 #include <stdio.h>
 #include "longpole/base/status.h"
 #include "longpole/base/diag.h"
-#include "longpole/codec/io.h"
+#include "longpole/base/progress.h"
 #include "longpole/model/trace.h"
 #include "longpole/analysis/critical-path/cpath.h"
 #include "longpole/analysis/snailtrail/snapshot.h"

@@ -11,6 +11,7 @@
 #define LP_REQLOG_INT_H
 
 #include "longpole/import/reqlog.h"
+#include "longpole/codec/io.h"
 #include <stdatomic.h>
 
 #define RL_MAXCOLS 4096          /* highest column number a role may name */

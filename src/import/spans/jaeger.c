@@ -17,7 +17,10 @@
  * line and byte offset and skipped; the reader goes on.
  */
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
+#include "longpole/import/spanfmt.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"
 

@@ -1,9 +1,8 @@
-/* spanfmt.c: the span formats (span.h): their table, detection, loading files and
- * directories into a span table, and the helpers the JSON span importers share
- * (spanjson.h): head tokens for detection, skipped-record accounting and messages.
+/* spanfmt.c: the helpers the JSON span importers share (spanjson.h): head tokens for
+ * detection, skipped-record accounting and messages. The table of span formats and the
+ * loading of files are in src/load/ (load.h).
  */
-#include "longpole/model/span.h"
-#include "longpole/load/inputs.h"
+#include "longpole/import/spanfmt.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"
 
@@ -13,34 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-extern const lp_span_format lp_spanfmt_jaeger, lp_spanfmt_zipkin, lp_spanfmt_otlp;
-
-static const lp_span_format *const formats[] = {&lp_spanfmt_jaeger, &lp_spanfmt_zipkin, &lp_spanfmt_otlp, NULL};
-
-const lp_span_format *const *lp_span_formats(void) { return formats; }
-
-const lp_span_format *lp_span_format_find(const char *name)
-{
-    for (size_t i = 0; formats[i]; i++)
-        if (strcmp(formats[i]->name, name) == 0)
-            return formats[i];
-    return NULL;
-}
-
-const lp_span_format *lp_span_format_detect(const unsigned char *head, size_t n, const char *path)
-{
-    const lp_span_format *best = NULL;
-    int bs = 0;
-    for (size_t i = 0; formats[i]; i++) {
-        int s = formats[i]->detect(head, n, path);
-        if (s > bs) {
-            bs = s;
-            best = formats[i];
-        }
-    }
-    return best;
-}
 
 /* ---- head tokens --------------------------------------------------------------------- */
 
@@ -195,64 +166,4 @@ const char *lp_json_what(const lp_json *n, char *buf, size_t size)
     default: snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type)); break;
     }
     return buf;
-}
-
-/* ---- loading ----------------------------------------------------------------------------- */
-
-lp_status lp_spans_load(lp_spans *sp, const char *const *paths, size_t npaths, const char *format,
-                        const lp_load_opts *opts, lp_error *err)
-{
-    const lp_span_format *forced = NULL;
-    if (format && strcmp(format, "auto") != 0) {
-        forced = lp_span_format_find(format);
-        if (!forced)
-            return lp_error_set(err, LP_ERR_ARG, "unknown span format '%s' (jaeger, zipkin or otlp)", format);
-    }
-    lp_input_item *items;
-    size_t nfiles;
-    lp_status st = lp_inputs_expand(paths, npaths, &items, &nfiles, err);
-    if (st)
-        return st;
-    if (!nfiles) {
-        lp_inputs_free(items, nfiles);
-        return lp_error_set(err, LP_ERR_ARG, "no input files");
-    }
-    for (size_t i = 0; i < nfiles && !st; i++) {
-        const char *file = items[i].path;
-        if (items[i].kind == LP_INPUT_SPARK_DIR) {
-            if (sp->diags)
-                lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
-                                "a Spark event-log directory holds no spans; skipped");
-            continue;
-        }
-        lp_input *in;
-        if ((st = lp_input_open(&in, file, err)))
-            break;
-        const void *head;
-        size_t nh;
-        if ((st = lp_input_peek(in, &head, &nh, err))) {
-            lp_error_push(err, "reading %s", file);
-            lp_input_close(in);
-            break;
-        }
-        const lp_span_format *f = forced ? forced : lp_span_format_detect(head, nh, file);
-        if ((st = lp_spans_source(sp, file, err))) {
-            lp_input_close(in);
-            break;
-        }
-        if (!f && sp->diags) {
-            lp_diags_report(sp->diags, LP_SEV_ERROR, LP_RULE_IMPORT, file, 0,
-                            "not a span trace this build reads (Jaeger, Zipkin v2 or OTLP JSON); file skipped "
-                            "(--format forces one)");
-        } else if (f) {
-            st = f->read(sp, in, opts, err);
-            if (st)
-                lp_error_push(err, "reading %s", file);
-        }
-        lp_input_close(in);
-    }
-    lp_inputs_free(items, nfiles);
-    if (st)
-        return st;
-    return lp_spans_finish(sp, err);
 }

@@ -7,6 +7,9 @@
 
 #include "longpole/codec/json.h"
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
+#include "longpole/import/spanfmt.h"
 
 /* The first structural tokens of a JSON head: "{", "[", or a member key (a string
  * followed by ':'), as many as fit in max; stops at the first scalar or at the end of

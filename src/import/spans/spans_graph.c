@@ -26,6 +26,9 @@
  * (clock skew).
  */
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
+#include "longpole/import/spanfmt.h"
 #include "longpole/model/trace.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"

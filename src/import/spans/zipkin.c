@@ -15,7 +15,10 @@
  * skipped. Tags, annotations and remoteEndpoint are not kept.
  */
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
+#include "longpole/import/spanfmt.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"
 

@@ -6,6 +6,10 @@
  * the mapping documented in docs/formats/spans.md. */
 #include "longpole/longpole.h"
 #include "longpole/model/span.h"
+#include "longpole/codec/io.h"
+#include "longpole/import/import.h"
+#include "longpole/import/spanfmt.h"
+#include "longpole/load/load.h"
 #include "longpole/analysis/spans/spancp.h"
 #include "t.h"
 

@@ -9,7 +9,9 @@
  *    writer/importer round trip, the stream on the same bytes, bad input with offsets. */
 #include "streamtest.h"
 #include "longpole/import/snailtrail.h"
+#include "longpole/codec/io.h"
 #include "longpole/import/import.h"
+#include "longpole/load/load.h"
 #include "longpole/base/alloc.h"
 #include "tutil.h"
 

@@ -26,7 +26,7 @@
 #include "longpole/base/status.h"
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/import/reqlog.h"
-#include "longpole/codec/io.h"
+#include "longpole/base/progress.h"
 
 /* ---- categories -------------------------------------------------------------------- */
 
