@@ -1,0 +1,140 @@
+/* kernel.h: kernel trace events, normalised: what the kernel-trace readers produce
+ * (LTTng CTF through libbabeltrace2, src/import/kernel/ctf*.c; ftrace/tracefs text
+ * from `longpole record` or `trace-cmd report`, src/import/kernel/ftrace*.c) and what
+ * the execution graph (src/analysis/kernel/) consumes. Both LTTng event-name
+ * generations map here (sched_waking/sched_wakeup, softirq_*, hrtimer_*, net_dev_queue
+ * / netif_receive_skb, inet_sock_local_in/out, ...); docs/formats/ctf.md and
+ * docs/formats/ftrace.md say which event and field becomes which member.
+ *
+ * A set of kernel traces (one per host) becomes one lp_ktrace: per host, its name (from
+ * the trace's hostname/env, else the directory name), its events in timestamp order
+ * (the readers merge the per-CPU streams themselves and count what arrived out of order
+ * instead of dropping it), and a string table for command names and event names.
+ * Times are the host's own clock in ns; clock correction across hosts (from matched
+ * packets) is a separate step that yields a per-host affine map (lp_kclock).
+ *
+ * Invariants: ev[] of a host is sorted by ts (stable: equal stamps keep stream order);
+ * every event's cpu < ncpus of its host; tids are the kernel's (-1: unknown); `name`
+ * members are string ids of `strs` or LP_STR_NONE.
+ */
+#ifndef LONGPOLE_IMPORT_KERNEL_H
+#define LONGPOLE_IMPORT_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "longpole/base/status.h"
+#include "longpole/base/strtab.h"
+#include "longpole/base/diag.h"
+
+typedef enum lp_kev_type {
+    LP_KEV_SCHED_SWITCH = 0, /* tid = prev_tid, tid2 = next_tid, a = prev_state (raw), name = next_comm, name2 = prev_comm */
+    LP_KEV_SCHED_WAKING,     /* tid = target, a = target_cpu, name = comm (sched_waking: in the waker's context) */
+    LP_KEV_SCHED_WAKEUP,     /* tid = target, a = target_cpu, name = comm */
+    LP_KEV_SCHED_WAKEUP_NEW, /* tid = target, a = target_cpu, name = comm */
+    LP_KEV_PROCESS_FORK,     /* tid = parent_tid, tid2 = child_tid, a = child_pid, name = child_comm */
+    LP_KEV_PROCESS_EXEC,     /* tid = tid, name = new comm (filename's basename) */
+    LP_KEV_PROCESS_EXIT,     /* tid = tid */
+    LP_KEV_PROCESS_FREE,     /* tid = tid */
+    LP_KEV_STATEDUMP_PROCESS,/* tid, tid2 = pid, a = state (LTTng statedump status), b = cpu (or -1), name = comm */
+    LP_KEV_IRQ_ENTRY,        /* a = irq, name = handler name */
+    LP_KEV_IRQ_EXIT,         /* a = irq, b = ret */
+    LP_KEV_SOFTIRQ_RAISE,    /* a = vec */
+    LP_KEV_SOFTIRQ_ENTRY,    /* a = vec */
+    LP_KEV_SOFTIRQ_EXIT,     /* a = vec */
+    LP_KEV_HRTIMER_ENTRY,    /* key = hrtimer address */
+    LP_KEV_HRTIMER_EXIT,     /* key = hrtimer address */
+    LP_KEV_TIMER_ENTRY,      /* key = timer address */
+    LP_KEV_TIMER_EXIT,       /* key = timer address */
+    LP_KEV_IPI_ENTRY,        /* a = vector */
+    LP_KEV_IPI_EXIT,         /* a = vector */
+    LP_KEV_NET_SEND,         /* inet_sock_local_out: key = sk, a = seq, b = ack_seq, flags = TCP flags; net_dev_queue: key = skbaddr, a = len, flags = LP_KNET_DEV */
+    LP_KEV_NET_RECV,         /* inet_sock_local_in, netif_receive_skb (likewise) */
+    LP_KEV_SOCK_ADDR,        /* inet_connect/accept/sock_clone, statedump: key = sk, a = saddr, b = daddr (IPv4 as integers), flags = sport << 16 | dport */
+    LP_KEV_BLOCK_ISSUE,      /* a = dev, b = sector, flags = nr_sector */
+    LP_KEV_BLOCK_COMPLETE,   /* a = dev, b = sector, flags = nr_sector */
+    LP_KEV_SYSCALL_ENTRY,    /* name = syscall name */
+    LP_KEV_SYSCALL_EXIT,     /* name = syscall name, a = ret */
+    LP_KEV_OTHER,            /* read but not used by the graph; name = event name (counted by name) */
+    LP_KEV_NTYPES
+} lp_kev_type;
+
+#define LP_KNET_DEV 0x80000000u /* flags bit: a device-level packet event (skb), not a TCP segment */
+
+typedef struct lp_kev {
+    int64_t ts;      /* ns, host clock */
+    uint32_t cpu;
+    uint16_t type;   /* lp_kev_type */
+    uint16_t pad;
+    int32_t tid;     /* see lp_kev_type; -1 when unknown */
+    int32_t tid2;
+    int32_t ctx_tid; /* the thread running on `cpu` when the event happened (from the
+                        readers' per-CPU state or the trace's context field), -1 unknown */
+    uint32_t flags;
+    int64_t a, b;
+    uint64_t key;
+    lp_str name, name2;
+} lp_kev;
+
+typedef struct lp_khost {
+    lp_str name;        /* host name */
+    lp_str source;      /* path of the trace directory or file */
+    uint32_t ncpus;
+    lp_kev *ev;         /* [nev], sorted by ts */
+    uint64_t nev;
+    uint64_t nreordered;/* events that arrived out of timestamp order and were put in place */
+    uint64_t nlost;     /* events the tracer reported lost (discarded-event counters) */
+    uint64_t nother;    /* LP_KEV_OTHER events */
+} lp_khost;
+
+typedef struct lp_ktrace {
+    lp_strtab strs;
+    lp_khost *host;
+    uint32_t nhosts;
+} lp_ktrace;
+
+void lp_ktrace_free(lp_ktrace *kt);
+
+/* Read kernel traces: each path is a CTF trace directory (LTTng kernel; several hosts:
+ * several directories) or an ftrace text file; problems go to `diags` with the file
+ * and the event's position. LP_ERR_UNSUPPORTED when CTF support was not built
+ * (libbabeltrace2 missing). */
+lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diags, lp_ktrace **out,
+                         lp_error *err);
+
+/* ---- packets matched across hosts, and the clocks they synchronise -------------- */
+
+/* One TCP segment seen leaving one host and entering another: send on (shost, sev),
+ * receive on (rhost, rev), indices into the hosts' ev[]. Keyed on (seq, ack_seq,
+ * flags) and the connection's addresses when known (never on `check`, which differs
+ * between the two ends). */
+typedef struct lp_kpacket {
+    uint32_t shost, rhost;
+    uint64_t sev, rev;
+} lp_kpacket;
+
+/* A host's clock mapped onto the reference host's: t_ref = slope * t + offset, with
+ * the bounds the matched packets allow (convex-hull method, as Trace Compass). */
+typedef struct lp_kclock {
+    double slope, offset;
+    double slope_lo, slope_hi, offset_lo, offset_hi;
+    uint64_t npackets;   /* packets that support it (both directions) */
+    int accurate;        /* both directions had packets: bounds are finite */
+} lp_kclock;
+
+typedef struct lp_kmatch {
+    lp_kpacket *pk;
+    uint64_t npk;
+    uint64_t nunmatched_send, nunmatched_recv;
+    lp_kclock *clock;    /* [nhosts]; the reference host (0) is the identity */
+} lp_kmatch;
+
+lp_status lp_kmatch_run(const lp_ktrace *kt, lp_kmatch *m, lp_error *err);
+void lp_kmatch_release(lp_kmatch *m);
+/* Host time to reference time (long double: epoch nanoseconds need 61 bits, more than
+ * a double's 53). */
+static inline int64_t lp_kclock_apply(const lp_kclock *c, int64_t t)
+{
+    return (int64_t)((long double)c->slope * (long double)t + (long double)c->offset);
+}
+
+#endif
