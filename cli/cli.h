@@ -59,6 +59,12 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* A flag without value. */
 int cli_flag(char **argv, int i, const char *name);
 
+/* The running executable's path (for commands that run it again: serve's analyses):
+ * /proc/self/exe where there is one (the very file that is running, even if replaced
+ * since), else argv[0] as main() saw it (cli_self_init). */
+void cli_self_init(const char *argv0);
+const char *cli_self_path(void);
+
 /* Usage error: prints "longpole CMD: msg" and a hint; returns LP_EXIT_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Runtime error with an lp_error. */

@@ -298,7 +298,6 @@ static void api_handler(void *ctx, const lp_server_req *q, lp_server_resp *r)
         return;
     }
     size_t n = 0;
-    argv[n++] = "longpole";
     argv[n++] = ep->cmd;
     for (int k = 0; k < 3 && ep->fixed[k]; k++)
         argv[n++] = ep->fixed[k];
@@ -793,6 +792,8 @@ int cmd_serve(int argc, char **argv)
     /* the server */
     static const char *const child_env[] = {"LONGPOLE_NO_PROGRESS=1", NULL};
     co.env = child_env;
+    co.exe = cli_self_path();
+    co.name = "longpole";
     if (lp_cmdcache_new(&s.cache, &co, &err)) {
         rc = cli_fail("serve", &err);
         goto end;

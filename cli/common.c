@@ -47,6 +47,19 @@ int cli_fail(const char *cmd, const lp_error *err)
     return cli_exit_for(err->status);
 }
 
+static const char *self_argv0 = "longpole";
+
+void cli_self_init(const char *argv0)
+{
+    if (argv0 && *argv0)
+        self_argv0 = argv0;
+}
+
+const char *cli_self_path(void)
+{
+    return access("/proc/self/exe", X_OK) == 0 ? "/proc/self/exe" : self_argv0;
+}
+
 /* ---- options ---------------------------------------------------------------------- */
 
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)

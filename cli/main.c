@@ -27,6 +27,7 @@ const cli_command cli_commands[] = {
 
 int main(int argc, char **argv)
 {
+    cli_self_init(argv[0]);
     if (argc < 2) {
         cli_help_topic(stderr, NULL);
         return LP_EXIT_USAGE;
