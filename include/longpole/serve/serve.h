@@ -1,7 +1,7 @@
 /* serve.h: a small local web server for longpole's views and JSON API (issue 6 item 3;
  * docs/serve.md), built on GNU libmicrohttpd, with server-sent events for live results
  * and a cache of command outputs. The library knows no analysis: the caller (cli/
- * cmd_serve.c, cli/cmd_stream.c) registers routes and fills responses.
+ * cmd_serve.c, cli/stream_serve.c) registers routes and fills responses.
  *
  * Security model (every rule enforced here, whatever the routes do):
  *  - Binds 127.0.0.1 unless told otherwise. When bound to a loopback address, the Host
