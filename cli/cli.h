@@ -65,6 +65,11 @@ int cli_parse_double(const char *s, double *out);
 int cli_parse_pcts(const char *s, double *out, size_t max, size_t *n);
 int cli_parse_durs(const char *s, int64_t *out, size_t max, size_t *n);
 
+/* The kind of a trace written to `out`: binary if --to says so (to: 0 lpt, 1 lptb, -1
+ * by the name), else if the name ends in .lptb before any .gz or .zst, which set the
+ * compression. */
+int cli_output_kind(const char *out, int to, lp_compression *comp);
+
 /* ---- messages (common.c) ----------------------------------------------------------------- */
 
 /* Usage error: prints "longpole CMD: msg" and a hint; returns LP_EXIT_USAGE. */

@@ -35,12 +35,6 @@ const cli_spec cli_spec_convert = {
     .init = convert_init,
 };
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
 int cmd_convert(int argc, char **argv)
 {
     convert_args a;
@@ -57,19 +51,8 @@ int cmd_convert(int argc, char **argv)
         return rc;
     }
     const char *out = a.out;
-    lp_compression comp = LP_COMP_NONE;
-    const char *base = out;
-    char stripped[4096];
-    if (ends_with(out, ".gz") || ends_with(out, ".zst")) {
-        comp = ends_with(out, ".gz") ? LP_COMP_GZIP : LP_COMP_ZSTD;
-        size_t n = strlen(out) - (comp == LP_COMP_GZIP ? 3 : 4);
-        if (n >= sizeof stripped)
-            n = sizeof stripped - 1;
-        memcpy(stripped, out, n);
-        stripped[n] = '\0';
-        base = stripped;
-    }
-    int binary = a.to >= 0 ? a.to == 1 : ends_with(base, ".lptb");
+    lp_compression comp;
+    int binary = cli_output_kind(out, a.to, &comp);
     lp_trace *t = NULL;
     int data_errors = 0;
     rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);

@@ -6,12 +6,6 @@
 
 #include <string.h>
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
-}
-
 typedef struct gen_text {
     const lp_gen_dataflow *o;
     unsigned threads;
@@ -202,9 +196,8 @@ int cmd_generate(int argc, char **argv)
     lp_gen_dataflow *o = &a.o;
     const char *out = a.out;
     o->progress = cli_progress;
-    lp_compression comp = ends_with(out, ".gz") ? LP_COMP_GZIP : ends_with(out, ".zst") ? LP_COMP_ZSTD : LP_COMP_NONE;
-    int binary = a.to >= 0 ? a.to == 1
-                           : ends_with(out, ".lptb") || ends_with(out, ".lptb.gz") || ends_with(out, ".lptb.zst");
+    lp_compression comp;
+    int binary = cli_output_kind(out, a.to, &comp);
     gen_text g = {o, a.threads};
     lp_error err;
     lp_error_clear(&err);

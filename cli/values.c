@@ -1,5 +1,6 @@
 /* values.c: the values of options: times, durations, counts and numbers, and the
- * comma-separated lists of durations and percentiles (cli.h). Each parser takes the
+ * comma-separated lists of durations and percentiles, and the kind of a trace output
+ * by its name (cli.h). Each parser takes the
  * whole string or fails: no value is ever half-read. */
 #include "cli.h"
 
@@ -102,6 +103,20 @@ int cli_parse_double(const char *s, double *out)
         return -1;
     *out = v;
     return 0;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+int cli_output_kind(const char *out, int to, lp_compression *comp)
+{
+    *comp = ends_with(out, ".gz") ? LP_COMP_GZIP : ends_with(out, ".zst") ? LP_COMP_ZSTD : LP_COMP_NONE;
+    if (to >= 0)
+        return to == 1;
+    return ends_with(out, ".lptb") || ends_with(out, ".lptb.gz") || ends_with(out, ".lptb.zst");
 }
 
 /* Split "a,b,c" (at most 511 bytes) into tokens; fn(token) for each; -1 if one fails. */
