@@ -184,6 +184,7 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
     fflush(stdout);
     return ferror(stdout) ? -1 : 0;
 }
+
 static void on_late(void *ctx, uint64_t index, int64_t ts, int64_t te, uint64_t total)
 {
     sctx *c = ctx;
@@ -196,6 +197,9 @@ static void on_late(void *ctx, uint64_t index, int64_t ts, int64_t te, uint64_t 
                (unsigned long long)total, total == 1 ? "" : "s");
     }
 }
+
+/* --workers FILE: its W records (and bare names) go through a connection of their own,
+ * left open until the end, so the workers are live from the start. */
 static int declare_workers(lp_stream *s, const char *path, lp_error *err)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
