@@ -4,72 +4,59 @@
 
 #include <string.h>
 
-const char cli_help_convert[] =
-    "usage: longpole convert [OPTIONS] INPUT... -o OUTPUT\n"
-     "\n"
-     "Read any supported trace (native text or binary, compressed or not, or a foreign\n"
-     "format) and write it as native text or binary. The output kind follows the name:\n"
-     "*.lptb is binary, anything else text; a trailing .gz or .zst compresses it.\n"
-     "  -o FILE        output (\"-\" = stdout)\n"
-     "  --to lpt|lptb  force the output kind\n"
-     "  --format F     force the input format\n"
-     "  --strict       refuse input with errors\n"
-     "Text written by longpole reads back to the same trace; gap activities filled by the\n"
-     "reader are not written (they are derived).\n";
+typedef struct convert_args {
+    cli_load load;
+    const char *out;
+    int to;                /* --to: -1 by the output's name, 0 lpt, 1 lptb */
+} convert_args;
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), k = strlen(suf);
-    return n >= k && strcmp(s + n - k, suf) == 0;
-}
+static void convert_init(void *p) { ((convert_args *)p)->to = -1; }
+
+static const char *const out_kinds[] = {"lpt", "lptb", NULL};
+
+static const cli_opt convert_opts[] = {
+    {"-o", "--output", .kind = CLI_STR, .arg = "FILE", CLI_AT(convert_args, out), .err = "-o needs a file name",
+     .example = "-", .help = "output (\"-\" = stdout)"},
+    {"--to", .kind = CLI_CHOICE, .arg = "lpt|lptb", CLI_AT(convert_args, to), .choices = out_kinds,
+     .err = "--to takes lpt or lptb", .example = "lptb", .help = "force the output kind"},
+    CLI_END,
+};
+
+const cli_spec cli_spec_convert = {
+    .cmd = "convert",
+    .usage = "usage: longpole convert [OPTIONS] INPUT... -o OUTPUT\n",
+    .about = "Read any supported trace (native text or binary, compressed or not, or a foreign\n"
+             "format) and write it as native text or binary. The output kind follows the name:\n"
+             "*.lptb is binary, anything else text; a trailing .gz or .zst compresses it.\n",
+    .groups = {CLI_OWN("options:", convert_opts), CLI_LOAD_GROUPS(convert_args, load)},
+    .notes = "Text written by longpole reads back to the same trace; gap activities filled by the\n"
+             "reader are not written (they are derived).\n",
+    .size = sizeof(convert_args),
+    .init = convert_init,
+};
 
 int cmd_convert(int argc, char **argv)
 {
-    cli_load lo = {0};
-    const char *out = NULL, *to = NULL;
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-    for (int i = 1; i < argc; i++) {
-        int lrc = cli_load_option("convert", argc, argv, &i, &lo);
-        if (lrc < 0)
-            return lp_free(paths), LP_EXIT_USAGE;
-        if (lrc)
-            continue;
-        if (cli_opt(argc, argv, &i, "-o", &out) || cli_opt(argc, argv, &i, "--output", &out)) {
-            if (!out)
-                return lp_free(paths), cli_usage("convert", "-o needs a file name");
-        } else if (cli_opt(argc, argv, &i, "--to", &to)) {
-            if (!to || (strcmp(to, "lpt") && strcmp(to, "lptb")))
-                return lp_free(paths), cli_usage("convert", "--to takes lpt or lptb");
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return lp_free(paths), cli_usage("convert", "unknown option '%s'", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
+    convert_args a;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_convert, argc, argv, &a, &rest);
+    if (rc)
+        return rc;
+    if (!rest.n)
+        rc = cli_usage("convert", "no input given");
+    else if (!a.out)
+        rc = cli_usage("convert", "no output given (-o FILE, or -o - for stdout)");
+    if (rc) {
+        cli_args_release(&cli_spec_convert, &a, &rest);
+        return rc;
     }
-    if (!npaths)
-        return lp_free(paths), cli_usage("convert", "no input given");
-    if (!out)
-        return lp_free(paths), cli_usage("convert", "no output given (-o FILE, or -o - for stdout)");
-    lp_compression comp = LP_COMP_NONE;
-    const char *base = out;
-    char stripped[4096];
-    if (ends_with(out, ".gz") || ends_with(out, ".zst")) {
-        comp = ends_with(out, ".gz") ? LP_COMP_GZIP : LP_COMP_ZSTD;
-        size_t n = strlen(out) - (comp == LP_COMP_GZIP ? 3 : 4);
-        if (n >= sizeof stripped)
-            n = sizeof stripped - 1;
-        memcpy(stripped, out, n);
-        stripped[n] = '\0';
-        base = stripped;
-    }
-    int binary = to ? strcmp(to, "lptb") == 0 : ends_with(base, ".lptb");
+    const char *out = a.out;
+    lp_compression comp;
+    int binary = cli_output_kind(out, a.to, &comp);
     lp_trace *t = NULL;
     int data_errors = 0;
-    int rc = cli_load_trace(&lo, paths, npaths, &t, &data_errors);
-    lp_free(paths);
+    rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
+    cli_args_release(&cli_spec_convert, &a, &rest);
     if (rc)
         return rc;
     lp_error err;

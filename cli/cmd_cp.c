@@ -1,363 +1,100 @@
 /* cmd_cp.c: `longpole cp`: the whole-trace critical path, its breakdown by type, worker
- * and operator, and the conventional profile beside it (text or JSON). */
+ * and operator, and the conventional profile beside it (text or JSON; cp_print.c). */
 #include "cli.h"
-#include "base/util.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-const char cli_help_cp[] =
-    "usage: longpole cp [OPTIONS] TRACE...\n"
-     "\n"
-     "The whole-trace critical path (classic CPA; SnailTrail §2, Definition 4; MODEL.md\n"
-     "\"Critical paths\"): the longest path of the program activity graph that ends at the\n"
-     "trace's last event and uses no `waiting` edge. Printed as activities (worker, type,\n"
-     "operator, start, end, duration) and messages (sender -> receiver), with its total,\n"
-     "then broken down by activity type, worker and operator next to the conventional\n"
-     "profile (the plain sum of durations by the same keys, SnailTrail §3.3): what a\n"
-     "profiler would have blamed instead. Times are printed in ns after the trace start.\n"
-     "\n"
-     "options:\n"
-     "  --json            one JSON document (schema: docs/formats/cp-json.md)\n"
-     "  --from T --to T   restrict to an interval (projection, SnailTrail Def. 5-6); T is ns,\n"
-     "                    or a number with ns/us/ms/s/m/h; +T means T after the trace start\n"
-     "  --path N|all      path rows to print (default 40: the first and last 20)\n"
-     "  --top N           rows per breakdown (default 10, 0 = all)\n"
-     "  --format F        force the input format (lpt, lptb, or an importer's name)\n"
-     "  --strict          stop if the input has errors (default: skip bad records, analyse\n"
-     "                    the rest, exit 4)\n"
-     "  --max-errors N    diagnostics printed in full (default 20); -q prints only counts\n"
-     "\n"
-     "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
-     "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
-     "message listed first in the trace beats later ones (docs/analyses/critical-path.md).\n";
+typedef struct cp_args {
+    cli_load load;
+    int json;
+    const char *from, *to;
+    uint64_t path_limit, top;
+} cp_args;
 
-static const char *elem_type(const lp_trace *t, const lp_cp_elem *e)
+static void cp_init(void *p)
 {
-    return e->kind == LP_CP_MESSAGE ? "message" : lp_trace_type_name(t, t->atype[e->index]);
+    cp_args *a = p;
+    a->path_limit = 40;
+    a->top = 10;
 }
 
-static void print_elem_row(const lp_trace *t, const lp_cp_elem *e, size_t k, int64_t base)
+/* --path N|all */
+static int parse_path(void *dst, const char *v, char *msg, size_t n)
 {
-    char d[32], idb[64];
-    lp_fmt_dur(e->end - e->start, d, sizeof d);
-    if (e->kind == LP_CP_MESSAGE) {
-        char who[160];
-        snprintf(who, sizeof who, "%s -> %s", lp_trace_worker_name(t, t->msrc[e->index]),
-                 lp_trace_worker_name(t, t->mdst[e->index]));
-        lp_trace_msgid(t, t->mid[e->index], idb, sizeof idb);
-        printf("%6zu  %-24s %-16s %-14s %14lld %14lld %12s\n", k + 1, who, "message", idb[0] ? idb : "-",
-               (long long)(e->start - base), (long long)(e->end - base), d);
-    } else {
-        lp_str op = t->aop[e->index];
-        int partial = e->start != t->astart[e->index] || e->end != t->aend[e->index];
-        printf("%6zu  %-24s %-16s %-14s %14lld %14lld %12s%s\n", k + 1, lp_trace_worker_name(t, e->worker),
-               elem_type(t, e), op == LP_STR_NONE ? "-" : lp_trace_str(t, op), (long long)(e->start - base),
-               (long long)(e->end - base), d, partial ? "  (part)" : "");
+    if (strcmp(v, "all") == 0) {
+        *(uint64_t *)dst = 0;
+        return 0;
     }
+    return cli_parse_count(v, dst);
 }
 
-static void print_chain(const lp_trace *t, const lp_cpath *cp)
-{
-    printf("path: ");
-    for (size_t k = cp->n; k-- > 0;) {
-        const lp_cp_elem *e = &cp->e[k];
-        char idb[64];
-        if (e->kind == LP_CP_MESSAGE) {
-            lp_trace_msgid(t, t->mid[e->index], idb, sizeof idb);
-            printf("message%s%s [%lld,%lld]", idb[0] ? " " : "", idb, (long long)e->start, (long long)e->end);
-        } else {
-            printf("%s[%lld,%lld]", lp_trace_worker_name(t, e->worker), (long long)e->start, (long long)e->end);
-        }
-        if (k)
-            printf(" <- ");
-    }
-    printf("\n");
-}
+static const cli_opt cp_opts[] = {
+    {"--json", .kind = CLI_FLAG, CLI_AT(cp_args, json), .help = "one JSON document (schema: docs/formats/cp-json.md)"},
+    {"--from", .kind = CLI_TIME, .arg = "T", CLI_AT(cp_args, from), .err = "--from needs a time", .example = "+1ns",
+     .help = ""},
+    {"--to", .kind = CLI_TIME, .arg = "T", CLI_AT(cp_args, to), .err = "--to needs a time", .example = "1s",
+     .help = "restrict to an interval (projection, SnailTrail Def. 5-6); T is ns,\n"
+             "or a number with ns/us/ms/s/m/h; +T means T after the trace start"},
+    {"--path", .kind = CLI_FN, .arg = "N|all", CLI_AT(cp_args, path_limit), .fn = parse_path,
+     .err = "--path needs a number or 'all'", .example = "all",
+     .help = "path rows to print (default 40: the first and last 20)"},
+    {"--top", .kind = CLI_COUNT, .arg = "N", CLI_AT(cp_args, top), .err = "--top needs a number", .example = "3",
+     .help = "rows per breakdown (default 10, 0 = all)"},
+    CLI_END,
+};
 
-static void print_breakdown(const lp_trace *t, const lp_breakdown *b, size_t top)
-{
-    char h[32];
-    snprintf(h, sizeof h, "by %s", lp_group_name(b->by));
-    printf("\n%-28s %12s %7s   %12s %7s\n", h, "on path", "share", "profile", "share");
-    size_t shown = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        const lp_brow *r = &b->rows[i];
-        if (top && shown >= top) {
-            printf("%-28s (%zu more rows; --top 0 shows all)\n", "...", b->n - i);
-            break;
-        }
-        char d1[32], d2[32];
-        double s1 = b->path_total ? 100.0 * (double)r->path_ns / (double)b->path_total : 0;
-        double s2 = b->prof_total ? 100.0 * (double)r->prof_ns / (double)b->prof_total : 0;
-        printf("%-28.28s %12s %6.1f%%   %12s %6.1f%%\n", lp_breakdown_label(t, b, r),
-               lp_fmt_dur(r->path_ns, d1, sizeof d1), s1, lp_fmt_dur(r->prof_ns, d2, sizeof d2), s2);
-        shown++;
-    }
-    if (b->by == LP_BY_TYPE && b->waiting_ns) {
-        char d[32];
-        printf("(waiting, never on the path, not in the profile: %s)\n", lp_fmt_dur(b->waiting_ns, d, sizeof d));
-    }
-}
+const cli_spec cli_spec_cp = {
+    .cmd = "cp",
+    .usage = "usage: longpole cp [OPTIONS] TRACE...\n",
+    .about = "The whole-trace critical path (classic CPA; SnailTrail §2, Definition 4; MODEL.md\n"
+             "\"Critical paths\"): the longest path of the program activity graph that ends at the\n"
+             "trace's last event and uses no `waiting` edge. Printed as activities (worker, type,\n"
+             "operator, start, end, duration) and messages (sender -> receiver), with its total,\n"
+             "then broken down by activity type, worker and operator next to the conventional\n"
+             "profile (the plain sum of durations by the same keys, SnailTrail §3.3): what a\n"
+             "profiler would have blamed instead. Times are printed in ns after the trace start.\n",
+    .groups = {CLI_OWN("options:", cp_opts), CLI_LOAD_GROUPS(cp_args, load)},
+    .notes = "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
+             "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
+             "message listed first in the trace beats later ones (docs/analyses/critical-path.md).\n",
+    .size = sizeof(cp_args),
+    .init = cp_init,
+};
 
-static void json_breakdown(lp_jsonw *j, const lp_trace *t, const lp_breakdown *b)
+/* --from/--to against the trace's start. */
+static int resolve_window(const cp_args *a, const lp_trace *t, cli_cp_opts *o)
 {
-    lp_jsonw_key(j, lp_group_name(b->by));
-    lp_jsonw_obj(j);
-    lp_jsonw_ki64(j, "path_total_ns", b->path_total);
-    lp_jsonw_ki64(j, "profile_total_ns", b->prof_total);
-    lp_jsonw_ki64(j, "waiting_ns", b->waiting_ns);
-    lp_jsonw_key(j, "rows");
-    lp_jsonw_arr(j);
-    for (size_t i = 0; i < b->n; i++) {
-        const lp_brow *r = &b->rows[i];
-        lp_jsonw_obj(j);
-        lp_jsonw_kstr(j, "key", lp_breakdown_label(t, b, r));
-        lp_jsonw_ki64(j, "path_ns", r->path_ns);
-        lp_jsonw_kdbl(j, "path_share", b->path_total ? (double)r->path_ns / (double)b->path_total : 0);
-        lp_jsonw_ku64(j, "path_elements", r->path_n);
-        lp_jsonw_ki64(j, "profile_ns", r->prof_ns);
-        lp_jsonw_kdbl(j, "profile_share", b->prof_total ? (double)r->prof_ns / (double)b->prof_total : 0);
-        lp_jsonw_ku64(j, "profile_count", r->prof_n);
-        lp_jsonw_obj_end(j);
-    }
-    lp_jsonw_arr_end(j);
-    lp_jsonw_obj_end(j);
-}
-
-static void json_output(const lp_trace *t, const lp_cpath *cp, lp_breakdown *bd, int windowed, int64_t from,
-                        int64_t to, int data_errors)
-{
-    lp_jsonw j;
-    lp_jsonw_init(&j, stdout, 0);
-    lp_jsonw_obj(&j);
-    lp_jsonw_kstr(&j, "longpole", LONGPOLE_VERSION);
-    lp_jsonw_kstr(&j, "command", "cp");
-    lp_jsonw_key(&j, "trace");
-    lp_jsonw_obj(&j);
-    lp_jsonw_ku64(&j, "workers", t->nworkers);
-    lp_jsonw_ku64(&j, "activities", t->nacts - t->ngaps);
-    lp_jsonw_ku64(&j, "gaps", t->ngaps);
-    lp_jsonw_ku64(&j, "messages", t->nmsgs);
-    lp_jsonw_ku64(&j, "skewed_messages", t->nskew);
-    lp_jsonw_ki64(&j, "start", t->tmin);
-    lp_jsonw_ki64(&j, "end", t->tmax);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_key(&j, "window");
-    if (windowed) {
-        lp_jsonw_obj(&j);
-        lp_jsonw_ki64(&j, "from", from);
-        lp_jsonw_ki64(&j, "to", to);
-        lp_jsonw_obj_end(&j);
-    } else {
-        lp_jsonw_null(&j);
-    }
-    lp_jsonw_key(&j, "critical_path");
-    lp_jsonw_obj(&j);
-    lp_jsonw_ki64(&j, "start", cp->start);
-    lp_jsonw_ki64(&j, "end", cp->end);
-    lp_jsonw_ki64(&j, "total_ns", cp->total);
-    lp_jsonw_ku64(&j, "elements", cp->n);
-    lp_jsonw_ku64(&j, "cycles_broken", cp->ncycles);
-    lp_jsonw_ku64(&j, "skewed_messages_ignored", cp->nskew);
-    lp_jsonw_key(&j, "path");
-    lp_jsonw_arr(&j);
-    for (size_t k = 0; k < cp->n; k++) {
-        const lp_cp_elem *e = &cp->e[k];
-        lp_jsonw_obj(&j);
-        if (e->kind == LP_CP_MESSAGE) {
-            char idb[64];
-            lp_jsonw_kstr(&j, "kind", "message");
-            lp_jsonw_kstr(&j, "from", lp_trace_worker_name(t, t->msrc[e->index]));
-            lp_jsonw_kstr(&j, "to", lp_trace_worker_name(t, t->mdst[e->index]));
-            lp_jsonw_ki64(&j, "start", e->start);
-            lp_jsonw_ki64(&j, "end", e->end);
-            lp_jsonw_ki64(&j, "duration_ns", e->end - e->start);
-            lp_jsonw_key(&j, "id");
-            if (t->mid[e->index] == LP_MSGID_NONE)
-                lp_jsonw_null(&j);
-            else
-                lp_jsonw_str(&j, lp_trace_msgid(t, t->mid[e->index], idb, sizeof idb));
-        } else {
-            lp_str op = t->aop[e->index];
-            lp_jsonw_kstr(&j, "kind", "activity");
-            lp_jsonw_kstr(&j, "worker", lp_trace_worker_name(t, e->worker));
-            lp_jsonw_kstr(&j, "type", elem_type(t, e));
-            lp_jsonw_key(&j, "operator");
-            if (op == LP_STR_NONE)
-                lp_jsonw_null(&j);
-            else
-                lp_jsonw_str(&j, lp_trace_str(t, op));
-            lp_jsonw_ki64(&j, "start", e->start);
-            lp_jsonw_ki64(&j, "end", e->end);
-            lp_jsonw_ki64(&j, "duration_ns", e->end - e->start);
-            lp_jsonw_kbool(&j, "partial", e->start != t->astart[e->index] || e->end != t->aend[e->index]);
-            lp_jsonw_kbool(&j, "gap", (t->aflags[e->index] & LP_ACT_GAP) != 0);
-        }
-        lp_jsonw_obj_end(&j);
-    }
-    lp_jsonw_arr_end(&j);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_key(&j, "breakdown");
-    lp_jsonw_obj(&j);
-    for (int g = 0; g < 3; g++)
-        json_breakdown(&j, t, &bd[g]);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_kbool(&j, "input_errors", data_errors);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_end(&j);
-}
-
-int cli_cp_print(const lp_trace *t0, const cli_cp_opts *o, int data_errors)
-{
-    lp_error err;
-    lp_error_clear(&err);
-    const lp_trace *t = t0;
-    lp_trace *wt = NULL;
-    int json = o->json, windowed = o->windowed;
-    int64_t from = o->from, to = o->to;
-    uint64_t path_limit = o->path_limit, top = o->top;
-    if (windowed) {
-        if (lp_trace_window(t0, from, to, &wt, &err))
-            return cli_fail("cp", &err);
-        t = wt;
-    }
-    lp_pag g;
-    lp_cpath cp;
-    lp_breakdown bd[3];
-    memset(bd, 0, sizeof bd);
-    cli_progress_items("analysing", 0, 0); /* issue 6 */
-    if (lp_pag_build(t, &g, &err)) {
-        lp_trace_free(wt);
-        return cli_fail("cp", &err);
-    }
-    if (lp_cpath_compute(&g, &cp, &err)) {
-        lp_pag_release(&g);
-        lp_trace_free(wt);
-        return cli_fail("cp", &err);
-    }
-    lp_pag_release(&g);
-    for (int k = 0; k < 3; k++)
-        if (lp_breakdown_compute(t, &cp, (lp_group)k, &bd[k], &err)) {
-            for (int q = 0; q < k; q++)
-                lp_breakdown_release(&bd[q]);
-            lp_cpath_release(&cp);
-            lp_trace_free(wt);
-            return cli_fail("cp", &err);
-        }
-    cli_progress_done(); /* issue 6 */
-    if (json) {
-        json_output(t, &cp, bd, windowed, from, to, data_errors);
-    } else {
-        char d[32];
-        printf("trace: %u workers, %llu activities (+%llu gaps filled), %llu messages", t->nworkers,
-               (unsigned long long)(t->nacts - t->ngaps), (unsigned long long)t->ngaps, (unsigned long long)t->nmsgs);
-        if (windowed)
-            printf(", window [%lld, %lld]", (long long)from, (long long)to);
-        printf("\ntimes are ns after %lld\n", (long long)t->tmin);
-        lp_fmt_dur(cp.total, d, sizeof d);
-        printf("critical path: %s", d);
-        if (cp.total >= 1000)
-            printf(" (%lld ns)", (long long)cp.total);
-        printf(" from %lld to %lld, %zu element%s\n", (long long)(cp.start - t->tmin), (long long)(cp.end - t->tmin),
-               cp.n, cp.n == 1 ? "" : "s");
-        if (cp.nskew)
-            printf("note: %llu message(s) received before sent were left out (clock skew)\n",
-                   (unsigned long long)cp.nskew);
-        if (cp.ncycles)
-            printf("note: %llu zero-time message cycle(s) broken by ignoring one message each\n",
-                   (unsigned long long)cp.ncycles);
-        if (cp.n && cp.n <= 12)
-            print_chain(t, &cp);
-        if (cp.n) {
-            printf("\n%6s  %-24s %-16s %-14s %14s %14s %12s\n", "#", "worker", "type", "operator", "start", "end",
-                   "duration");
-            for (size_t k = 0; k < cp.n; k++) {
-                if (path_limit && cp.n > path_limit && k == path_limit / 2) {
-                    printf("%6s  ... %zu elements not shown (--path all shows every one)\n", "",
-                           cp.n - (size_t)path_limit);
-                    k = cp.n - (size_t)(path_limit - path_limit / 2);
-                }
-                print_elem_row(t, &cp.e[k], k, t->tmin);
-            }
-            printf("%6s  total %s: the durations add up to the path's end minus its start\n", "",
-                   lp_fmt_dur(cp.total, d, sizeof d));
-        }
-        for (int k = 0; k < 3; k++)
-            print_breakdown(t, &bd[k], (size_t)top);
-    }
-    for (int k = 0; k < 3; k++)
-        lp_breakdown_release(&bd[k]);
-    lp_cpath_release(&cp);
-    lp_trace_free(wt);
-    if (fflush(stdout) != 0)
-        return LP_EXIT_IO;
-    return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
+    o->windowed = a->from || a->to;
+    o->from = t->tmin, o->to = t->tmax;
+    if (a->from && cli_parse_time(a->from, t->tmin, &o->from))
+        return cli_usage("cp", "bad --from time '%s' (ns, or a number with ns/us/ms/s; '+' = after the trace start)",
+                         a->from);
+    if (a->to && cli_parse_time(a->to, t->tmin, &o->to))
+        return cli_usage("cp", "bad --to time '%s'", a->to);
+    if (o->windowed && o->to < o->from)
+        return cli_usage("cp", "--to (%lld) is before --from (%lld)", (long long)o->to, (long long)o->from);
+    return 0;
 }
 
 int cmd_cp(int argc, char **argv)
 {
-    cli_load lo = {0};
-    const char *from_s = NULL, *to_s = NULL, *v;
-    int json = 0;
-    uint64_t path_limit = 40, top = 10;
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-    for (int i = 1; i < argc; i++) {
-        int lrc = cli_load_option("cp", argc, argv, &i, &lo);
-        if (lrc < 0)
-            return lp_free(paths), LP_EXIT_USAGE;
-        if (lrc)
-            continue;
-        if (cli_flag(argv, i, "--json"))
-            json = 1;
-        else if (cli_opt(argc, argv, &i, "--from", &from_s)) {
-            if (!from_s)
-                return lp_free(paths), cli_usage("cp", "--from needs a time");
-        } else if (cli_opt(argc, argv, &i, "--to", &to_s)) {
-            if (!to_s)
-                return lp_free(paths), cli_usage("cp", "--to needs a time");
-        } else if (cli_opt(argc, argv, &i, "--path", &v)) {
-            if (v && strcmp(v, "all") == 0)
-                path_limit = 0;
-            else if (!v || cli_parse_count(v, &path_limit))
-                return lp_free(paths), cli_usage("cp", "--path needs a number or 'all'");
-        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
-            if (!v || cli_parse_count(v, &top))
-                return lp_free(paths), cli_usage("cp", "--top needs a number");
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return lp_free(paths), cli_usage("cp", "unknown option '%s'", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
-    }
-    if (!npaths)
-        return lp_free(paths), cli_usage("cp", "no trace given");
-    lp_trace *t = NULL;
-    int data_errors = 0;
-    int rc = cli_load_trace(&lo, paths, npaths, &t, &data_errors);
-    lp_free(paths);
+    cp_args a;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_cp, argc, argv, &a, &rest);
     if (rc)
         return rc;
-    int windowed = from_s || to_s;
-    int64_t from = t->tmin, to = t->tmax;
-    if (from_s && cli_parse_time(from_s, t->tmin, &from)) {
-        lp_trace_free(t);
-        return cli_usage("cp", "bad --from time '%s' (ns, or a number with ns/us/ms/s; '+' = after the trace start)",
-                         from_s);
-    }
-    if (to_s && cli_parse_time(to_s, t->tmin, &to)) {
-        lp_trace_free(t);
-        return cli_usage("cp", "bad --to time '%s'", to_s);
-    }
-    if (windowed && to < from) {
-        lp_trace_free(t);
-        return cli_usage("cp", "--to (%lld) is before --from (%lld)", (long long)to, (long long)from);
-    }
-    cli_cp_opts o = {json, path_limit, top, windowed, from, to};
-    rc = cli_cp_print(t, &o, data_errors);
+    lp_trace *t = NULL;
+    int data_errors = 0;
+    if (!rest.n)
+        rc = cli_usage("cp", "no trace given");
+    else
+        rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
+    cli_args_release(&cli_spec_cp, &a, &rest);
+    if (rc)
+        return rc;
+    cli_cp_opts o = {a.json, a.path_limit, a.top, 0, 0, 0};
+    if (!(rc = resolve_window(&a, t, &o)))
+        rc = cli_cp_print(t, &o, data_errors);
     lp_trace_free(t);
     return rc;
 }

@@ -1,51 +1,15 @@
 /* cmd_export.c: `longpole export`: write a loaded trace (any readable format) to other
  * tools' formats. The kinds are a table: a new kind is one entry (its option, what it
  * writes, whether it needs the critical path, and a function that writes one output)
- * plus a line in cli_help_export; the loading, windowing and critical-path steps are
- * shared. Kinds: --chrome (Chrome Trace Event Format, chrome_export.h).
+ * plus its option in kind_opts (which adds a request for it); the loading, windowing
+ * and critical-path steps are shared. Kinds: --chrome (Chrome Trace Event Format,
+ * chrome_export.h). `--sqlite` is a form of its own (export_sqlite.c).
  */
 #include "cli.h"
 #include "longpole/export/chrome_export.h"
 
 #include <errno.h>
 #include <string.h>
-
-const char cli_help_export[] =
-    "usage: longpole export KIND OUT [KIND OUT ...] [OPTIONS] TRACE...\n"
-    "\n"
-    "Write the trace (any readable format; several files are merged) for other tools.\n"
-    "kinds:\n"
-    "  --chrome FILE     Chrome Trace Event Format JSON for Perfetto UI (ui.perfetto.dev) and\n"
-    "                    chrome://tracing: workers as threads (one process per host or pid\n"
-    "                    attribute), activities as slices, messages as flow arrows, and the\n"
-    "                    critical path as its own track plus flow arrows (search \"critical\");\n"
-    "                    exact ns timestamps; \"-\" writes to stdout (docs/export.md)\n"
-    "  --sqlite FILE     a SQLite database (docs/formats/sqlite.md) of everything loaded and\n"
-    "                    every analysis: workers, activities, messages, attributes, critical\n"
-    "                    path, breakdowns, checks, windows with N, sum of CP and summaries;\n"
-    "                    request logs: hosts and skew, requests, events, segments, model\n"
-    "                    relationships, per-request paths and slack, aggregates; spans: traces,\n"
-    "                    spans, critical-path sections, percentile tables (and their activity\n"
-    "                    graph). One run per input set: exporting the same inputs again replaces\n"
-    "                    their run. Alone (not with other kinds); its own options:\n"
-    "    --input K         trace, requests or spans (default: by content)\n"
-    "    --window D --slide D --by LIST --seed N --no-path --no-checks   windows, as\n"
-    "                      `summary` (default: the whole trace as one window); --no-windows;\n"
-    "                      --edge-cp: also every activity's and message's CP per window\n"
-    "    --threads N       analysis threads\n"
-    "    requests: the log options of `longpole help requests`, --model FILE, --categories\n"
-    "      FILE, --filter RE, --outliers P, --buckets N, --no-request-paths, --no-events\n"
-    "    spans: --percentile LIST (default 50,95,99,all)\n"
-    "options:\n"
-    "  --from T --to T   export the window [T, T'] only (SnailTrail Def. 5-6 projection:\n"
-    "                    activities cut at its edges); its critical path is the window's.\n"
-    "                    T is ns or a number with ns/us/ms/s; \"+T\" is after the trace start\n"
-    "  --no-cp           do not compute or mark the critical path\n"
-    "  --no-gaps         leave out the gaps (waiting/unknown time filled by the reader)\n"
-    "  --format F        force the input format (see `longpole help formats`)\n"
-    "  --strict          refuse input with errors;  -q  only the diagnostics summary\n"
-    "  --max-errors N    diagnostics printed in full (default 20)\n"
-    "Exit status 4 when the input had errors (the export is still written).\n";
 
 /* What every export kind gets. */
 typedef struct export_ctx {
@@ -108,110 +72,100 @@ static int run_one(const request *r, const export_ctx *x)
     return LP_EXIT_OK;
 }
 
-int cmd_export(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) /* --sqlite loads and analyses on its own (cli/export_sqlite.c) */
-        if (strcmp(argv[i], "--sqlite") == 0 || strncmp(argv[i], "--sqlite=", 9) == 0)
-            return cli_export_sqlite(argc, argv);
-    cli_load lo = {0};
+/* ---- options ------------------------------------------------------------------------- */
+
+typedef struct export_args {
+    cli_load load;
     request req[MAX_OUTPUTS];
-    int nreq = 0, no_cp = 0, no_gaps = 0;
-    const char *from_s = NULL, *to_s = NULL, *v;
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-    for (int i = 1; i < argc; i++) {
-        const export_kind *k = NULL;
-        for (const export_kind *e = kinds; e->option && !k; e++)
-            if (cli_opt(argc, argv, &i, e->option, &v))
-                k = e;
-        if (k) {
-            if (!v)
-                return lp_free(paths), cli_usage("export", "%s needs an output file (\"-\" for stdout)", k->option);
-            if (nreq == MAX_OUTPUTS)
-                return lp_free(paths), cli_usage("export", "at most %d outputs at once", MAX_OUTPUTS);
-            req[nreq].kind = k;
-            req[nreq].out = v;
-            nreq++;
-        } else if (cli_flag(argv, i, "--no-cp")) {
-            no_cp = 1;
-        } else if (cli_flag(argv, i, "--no-gaps")) {
-            no_gaps = 1;
-        } else if (cli_flag(argv, i, "--strict")) {
-            lo.strict = 1;
-        } else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet")) {
-            lo.quiet = 1;
-        } else if (cli_opt(argc, argv, &i, "--from", &from_s)) {
-            if (!from_s)
-                return lp_free(paths), cli_usage("export", "--from needs a time");
-        } else if (cli_opt(argc, argv, &i, "--to", &to_s)) {
-            if (!to_s)
-                return lp_free(paths), cli_usage("export", "--to needs a time");
-        } else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                return lp_free(paths), cli_usage("export", "--format needs a value");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            uint64_t n;
-            if (!v || cli_parse_count(v, &n))
-                return lp_free(paths), cli_usage("export", "--max-errors needs a number");
-            lo.max_diags = (size_t)n;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return lp_free(paths), cli_usage("export", "unknown option '%s'", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
+    int nreq;
+    int no_cp, no_gaps;
+    const char *from, *to;
+} export_args;
+
+static int add_request(export_args *a, const export_kind *k, const char *out, char *msg, size_t n)
+{
+    if (a->nreq == MAX_OUTPUTS) {
+        snprintf(msg, n, "at most %d outputs at once", MAX_OUTPUTS);
+        return -1;
     }
-    if (!nreq)
-        return lp_free(paths), cli_usage("export", "no export kind given (e.g. --chrome OUT.json)");
-    if (!npaths)
-        return lp_free(paths), cli_usage("export", "no trace given");
-    int nstdout = 0;
-    for (int i = 0; i < nreq; i++)
-        nstdout += strcmp(req[i].out, "-") == 0;
-    if (nstdout > 1)
-        return lp_free(paths), cli_usage("export", "only one output can go to stdout");
-    lp_trace *t0 = NULL;
-    int data_errors = 0;
-    int rc = cli_load_trace(&lo, paths, npaths, &t0, &data_errors);
-    const char *source = npaths == 1 ? paths[0] : NULL;
-    if (rc) {
-        lp_free(paths);
-        return rc;
-    }
-    /* the window */
-    lp_trace *t = t0, *wt = NULL;
+    a->req[a->nreq].kind = k;
+    a->req[a->nreq].out = out;
+    a->nreq++;
+    return 0;
+}
+
+static int add_chrome(void *dst, const char *v, char *msg, size_t n) { return add_request(dst, &kinds[0], v, msg, n); }
+
+#define A(m) CLI_AT(export_args, m)
+
+static const cli_opt kind_opts[] = {
+    {"--chrome", .kind = CLI_FN, .arg = "FILE", CLI_WHOLE(export_args), .fn = add_chrome,
+     .err = "--chrome needs an output file (\"-\" for stdout)", .example = "-",
+     .help = "Chrome Trace Event Format JSON for Perfetto UI (ui.perfetto.dev) and\n"
+             "chrome://tracing: workers as threads (one process per host or pid\n"
+             "attribute), activities as slices, messages as flow arrows, and the\n"
+             "critical path as its own track plus flow arrows (search \"critical\");\n"
+             "exact ns timestamps; \"-\" writes to stdout (docs/export.md)"},
+    CLI_END,
+};
+
+static const cli_opt export_opts[] = {
+    {"--from", .kind = CLI_TIME, .arg = "T", A(from), .err = "--from needs a time", .example = "0", .help = ""},
+    {"--to", .kind = CLI_TIME, .arg = "T", A(to), .err = "--to needs a time", .example = "+1s",
+     .help = "export the window [T, T'] only (SnailTrail Def. 5-6 projection:\n"
+             "activities cut at its edges); its critical path is the window's.\n"
+             "T is ns or a number with ns/us/ms/s; \"+T\" is after the trace start"},
+    {"--no-cp", .kind = CLI_FLAG, A(no_cp), .help = "do not compute or mark the critical path"},
+    {"--no-gaps", .kind = CLI_FLAG, A(no_gaps),
+     .help = "leave out the gaps (waiting/unknown time filled by the reader)"},
+    CLI_END,
+};
+
+#undef A
+
+const cli_spec cli_spec_export = {
+    .cmd = "export",
+    .usage = "usage: longpole export KIND OUT [KIND OUT ...] [OPTIONS] TRACE...\n"
+             "       longpole export --sqlite OUT.db [OPTIONS] INPUT...\n",
+    .about = "Write the trace (any readable format; several files are merged) for other tools.\n",
+    .groups = {CLI_OWN("kinds:", kind_opts), CLI_OWN("options:", export_opts), CLI_LOAD_GROUPS(export_args, load)},
+    .notes = "Exit status 4 when the input had errors (the export is still written).\n",
+    .size = sizeof(export_args),
+};
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+/* --from/--to: the window of t0 (*wt stays NULL without them). */
+static int window(const export_args *a, const lp_trace *t0, lp_trace **wt)
+{
+    *wt = NULL;
+    if (!a->from && !a->to)
+        return 0;
+    int64_t from = t0->tmin, to = t0->tmax;
+    if ((a->from && cli_parse_time(a->from, t0->tmin, &from)) || (a->to && cli_parse_time(a->to, t0->tmin, &to)))
+        return cli_usage("export", "bad time '%s' (ns, or a number with ns/us/ms/s; '+' = after the trace start)",
+                         a->from && cli_parse_time(a->from, 0, &from) ? a->from : a->to);
+    if (to < from)
+        return cli_usage("export", "--to (%lld) is before --from (%lld)", (long long)to, (long long)from);
     lp_error err;
     lp_error_clear(&err);
-    if (from_s || to_s) {
-        int64_t from = t0->tmin, to = t0->tmax;
-        if ((from_s && cli_parse_time(from_s, t0->tmin, &from)) || (to_s && cli_parse_time(to_s, t0->tmin, &to))) {
-            lp_trace_free(t0);
-            lp_free(paths);
-            return cli_usage("export", "bad time '%s' (ns, or a number with ns/us/ms/s; '+' = after the trace start)",
-                             from_s && cli_parse_time(from_s, 0, &from) ? from_s : to_s);
-        }
-        if (to < from) {
-            lp_trace_free(t0);
-            lp_free(paths);
-            return cli_usage("export", "--to (%lld) is before --from (%lld)", (long long)to, (long long)from);
-        }
-        if (lp_trace_window(t0, from, to, &wt, &err)) {
-            lp_trace_free(t0);
-            lp_free(paths);
-            return cli_fail("export", &err);
-        }
-        t = wt;
-    }
-    /* the critical path, when a kind wants it */
+    if (lp_trace_window(t0, from, to, wt, &err))
+        return cli_fail("export", &err);
+    return 0;
+}
+
+/* Write every output, with the critical path when a kind wants it (unless --no-cp). */
+static int write_all(const export_args *a, const lp_trace *t, const char *source)
+{
     int want_cp = 0;
-    for (int i = 0; i < nreq; i++)
-        want_cp |= req[i].kind->needs_cp;
+    for (int i = 0; i < a->nreq; i++)
+        want_cp |= a->req[i].kind->needs_cp;
     lp_pag g;
     lp_cpath cp;
-    int have_cp = 0;
-    rc = LP_EXIT_OK;
-    if (want_cp && !no_cp && t->nacts) {
+    int have_cp = 0, rc = LP_EXIT_OK;
+    lp_error err;
+    lp_error_clear(&err);
+    if (want_cp && !a->no_cp && t->nacts) {
         if (lp_pag_build(t, &g, &err)) {
             rc = cli_fail("export", &err);
         } else {
@@ -222,14 +176,50 @@ int cmd_export(int argc, char **argv)
             lp_pag_release(&g);
         }
     }
-    export_ctx x = {t, have_cp ? &cp : NULL, source, no_gaps};
-    for (int i = 0; i < nreq && rc == LP_EXIT_OK; i++)
-        rc = run_one(&req[i], &x);
+    export_ctx x = {t, have_cp ? &cp : NULL, source, a->no_gaps};
+    for (int i = 0; i < a->nreq && rc == LP_EXIT_OK; i++)
+        rc = run_one(&a->req[i], &x);
     if (have_cp)
         lp_cpath_release(&cp);
+    return rc;
+}
+
+static int check_args(const export_args *a, const cli_args *rest)
+{
+    if (!a->nreq)
+        return cli_usage("export", "no export kind given (e.g. --chrome OUT.json)");
+    if (!rest->n)
+        return cli_usage("export", "no trace given");
+    int nstdout = 0;
+    for (int i = 0; i < a->nreq; i++)
+        nstdout += strcmp(a->req[i].out, "-") == 0;
+    if (nstdout > 1)
+        return cli_usage("export", "only one output can go to stdout");
+    return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    if (cli_has(argc, argv, "--sqlite")) { /* loads and analyses on its own (export_sqlite.c) */
+        if (cli_has(argc, argv, "--chrome"))
+            return cli_usage("export", "--sqlite and --chrome cannot be combined: run `longpole export` once for each");
+        return cli_export_sqlite(argc, argv);
+    }
+    export_args a;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_export, argc, argv, &a, &rest);
+    if (rc)
+        return rc;
+    lp_trace *t0 = NULL, *wt = NULL;
+    int data_errors = 0;
+    if (!(rc = check_args(&a, &rest)))
+        rc = cli_load_trace(&a.load, rest.operands, rest.n, &t0, &data_errors);
+    const char *source = rest.n == 1 ? rest.operands[0] : NULL;
+    if (!rc && !(rc = window(&a, t0, &wt)))
+        rc = write_all(&a, wt ? wt : t0, source);
     lp_trace_free(wt);
     lp_trace_free(t0);
-    lp_free(paths);
+    cli_args_release(&cli_spec_export, &a, &rest);
     if (rc)
         return rc;
     return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;

@@ -1,7 +1,7 @@
 /* cmd_help.c: `longpole help [TOPIC]`: the overview (from the command table), each
- * command's help (its `cli_help_*` text, kept in the command's own file), the formats
- * and the exit statuses. Each analysis names the paper section it follows; the long
- * form is in docs/. */
+ * command's help (its usage and prose with the option lines generated from its option
+ * tables, kept in the command's own file: opt.h), the formats and the exit statuses.
+ * Each analysis names the paper section it follows; the long form is in docs/. */
 #include "cli.h"
 
 #include <string.h>
@@ -49,11 +49,23 @@ int cli_help_topic(FILE *out, const char *name)
     }
     for (const cli_command *c = cli_commands; c->name; c++)
         if (strcmp(c->name, name) == 0) {
-            fputs(c->help, out);
+            cli_command_help(out, c);
             return 0;
         }
     return -1;
 }
+
+void cli_command_help(FILE *out, const cli_command *c)
+{
+    for (int k = 0; k < 4 && c->specs[k]; k++)
+        cli_spec_print(out, c->specs[k]);
+}
+
+const cli_spec cli_spec_help = {
+    .cmd = "help",
+    .usage = "usage: longpole help [TOPIC]\n",
+    .groups = {{NULL, NULL, 0, 0}},
+};
 
 int cmd_help(int argc, char **argv)
 {

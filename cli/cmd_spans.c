@@ -12,39 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cli_help_spans[] =
-    "usage: longpole spans [OPTIONS] FILE|DIR...\n"
-    "\n"
-    "Critical paths of span trees: Jaeger JSON, Zipkin v2 JSON or OTLP JSON (detected per\n"
-    "file; directories are read recursively; gzip/zstd transparent). Per trace, the walk\n"
-    "of Jaeger UI: from the root's end, the last-finishing child, inside it likewise,\n"
-    "then the latest child that finished at or before that one started, and so on; a\n"
-    "span's time between those children is its own (docs/analyses/span-critical-path.md).\n"
-    "Children the parent does not wait for (FOLLOWS_FROM, a CONSUMER under a PRODUCER)\n"
-    "and children outside their parent are left out; overhanging ones are clipped.\n"
-    "\n"
-    "Over many traces (CRISP, ATC'22): exclusive critical-path time by service and\n"
-    "operation and by call path, over the traces up to each latency percentile (the\n"
-    "fastest P%, P = 100 is all): mean per trace, share of the traces' latency, largest\n"
-    "in one trace, and in how many traces it is on the path.\n"
-    "\n"
-    "options:\n"
-    "  --percentile LIST  percentiles, e.g. 50,95,99,all (the default); 'all' = 100\n"
-    "  --top N            rows per table (default 10, 0 = all)\n"
-    "  --sections         print every trace's critical path (default: only for one trace)\n"
-    "  --trace ID         only this trace (and its critical path)\n"
-    "  --json             one JSON document (docs/analyses/span-critical-path.md)\n"
-    "  --folded[=P]       folded stacks for flamegraph.pl of percentile P (default all):\n"
-    "                     '[service] operation' frames, value = mean exclusive ns per trace\n"
-    "  --format F         jaeger, zipkin or otlp for every file (default: detected)\n"
-    "  --strict           stop if the input has errors (default: skip bad records, go on,\n"
-    "                     exit 4)\n"
-    "  --max-errors N     diagnostics printed in full (default 20); -q prints only counts\n"
-    "\n"
-    "The same files also load as activity graphs (`longpole cp|info|convert FILE`),\n"
-    "mapped as docs/formats/spans.md says.\n";
-
-typedef struct opts {
+typedef struct spans_args {
+    cli_load load;           /* --strict, -q, --max-errors (the span format is --format here) */
     double pct[32];
     size_t npct;
     uint64_t top;
@@ -52,29 +21,82 @@ typedef struct opts {
     double folded_p;
     const char *trace;
     const char *format;
-    int strict, quiet;
-    size_t max_diags;
-} opts;
+} spans_args;
 
-static int parse_percentiles(const char *s, opts *o)
+static int set_pcts(void *dst, const char *v, char *msg, size_t n)
 {
-    o->npct = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        double v;
-        if (strcmp(tok, "all") == 0)
-            v = 100;
-        else if ((tok[0] == 'p' || tok[0] == 'P') && !cli_parse_double(tok + 1, &v))
-            ;
-        else if (cli_parse_double(tok, &v))
-            return -1;
-        if (!(v > 0 && v <= 100) || o->npct == 32)
-            return -1;
-        o->pct[o->npct++] = v;
-    }
-    return o->npct ? 0 : -1;
+    spans_args *a = dst;
+    return cli_parse_pcts(v, a->pct, 32, &a->npct);
 }
+
+/* --folded[=P]: folded stacks of percentile P (all: 100) */
+static int set_folded(void *dst, const char *v, char *msg, size_t n)
+{
+    spans_args *a = dst;
+    a->folded = 1;
+    if (strcmp(v, "all") == 0) {
+        a->folded_p = 100;
+        return 0;
+    }
+    if (cli_parse_double(v[0] == 'P' || v[0] == 'p' ? v + 1 : v, &a->folded_p) || !(a->folded_p > 0) ||
+        a->folded_p > 100)
+        return -1;
+    return 0;
+}
+
+static void spans_init(void *p)
+{
+    spans_args *a = p;
+    a->top = 10;
+    a->folded_p = 100;
+    set_pcts(a, "50,95,99,100", NULL, 0);
+}
+
+#define A(m) CLI_AT(spans_args, m)
+
+static const cli_opt spans_opts[] = {
+    {"--percentile", "--percentiles", .kind = CLI_FN, .arg = "LIST", CLI_WHOLE(spans_args), .fn = set_pcts,
+     .err = "--percentile takes a list like 50,95,99,all (each in (0, 100])", .example = "50,p99,all",
+     .help = "percentiles, e.g. 50,95,99,all (the default); 'all' = 100"},
+    {"--top", .kind = CLI_COUNT, .arg = "N", A(top), .err = "--top needs a number", .example = "4",
+     .help = "rows per table (default 10, 0 = all)"},
+    {"--sections", .kind = CLI_FLAG, A(sections),
+     .help = "print every trace's critical path (default: only for one trace)"},
+    {"--trace", .kind = CLI_STR, .arg = "ID", A(trace), .err = "--trace needs a trace id", .example = "abc",
+     .help = "only this trace (and its critical path)"},
+    {"--json", .kind = CLI_FLAG, A(json), .help = "one JSON document (docs/analyses/span-critical-path.md)"},
+    {"--folded", .kind = CLI_FN, .arg = "P", CLI_WHOLE(spans_args), .fn = set_folded, .optval = "all",
+     .err = "--folded=P takes a percentile in (0, 100] or 'all'", .example = "99",
+     .help = "folded stacks for flamegraph.pl of percentile P (default all):\n"
+             "'[service] operation' frames, value = mean exclusive ns per trace"},
+    {"--format", .kind = CLI_STR, .arg = "F", A(format), .err = "--format needs jaeger, zipkin or otlp",
+     .example = "jaeger", .help = "jaeger, zipkin or otlp for every file (default: detected)"},
+    CLI_END,
+};
+
+#undef A
+
+const cli_spec cli_spec_spans = {
+    .cmd = "spans",
+    .usage = "usage: longpole spans [OPTIONS] FILE|DIR...\n",
+    .about = "Critical paths of span trees: Jaeger JSON, Zipkin v2 JSON or OTLP JSON (detected per\n"
+             "file; directories are read recursively; gzip/zstd transparent). Per trace, the walk\n"
+             "of Jaeger UI: from the root's end, the last-finishing child, inside it likewise,\n"
+             "then the latest child that finished at or before that one started, and so on; a\n"
+             "span's time between those children is its own (docs/analyses/span-critical-path.md).\n"
+             "Children the parent does not wait for (FOLLOWS_FROM, a CONSUMER under a PRODUCER)\n"
+             "and children outside their parent are left out; overhanging ones are clipped.\n"
+             "\n"
+             "Over many traces (CRISP, ATC'22): exclusive critical-path time by service and\n"
+             "operation and by call path, over the traces up to each latency percentile (the\n"
+             "fastest P%, P = 100 is all): mean per trace, share of the traces' latency, largest\n"
+             "in one trace, and in how many traces it is on the path.\n",
+    .groups = {CLI_OWN("options:", spans_opts), CLI_GROUP(NULL, cli_diag_opts, spans_args, load)},
+    .notes = "The same files also load as activity graphs (`longpole cp|info|convert FILE`),\n"
+             "mapped as docs/formats/spans.md says.\n",
+    .size = sizeof(spans_args),
+    .init = spans_init,
+};
 
 static const char *pname(double p, char *buf, size_t n)
 {
@@ -250,226 +272,226 @@ static int folded(const lp_spancp_agg *a, const lp_spancp_pct *p)
     return 0;
 }
 
-int cmd_spans(int argc, char **argv)
+/* ---- the command --------------------------------------------------------------------- */
+
+/* The span files, with their diagnostics printed; --strict stops on errors. The sink
+ * ds stays the spans' (sp->diags) until they are released. */
+static int load(const spans_args *a, const cli_args *rest, lp_diags *ds, lp_spans *sp, int *data_errors)
 {
-    opts o;
-    memset(&o, 0, sizeof o);
-    o.top = 10;
-    o.folded_p = 100;
-    parse_percentiles("50,95,99,100", &o);
-    const char *v;
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-#define USAGE(...) (lp_free(paths), cli_usage("spans", __VA_ARGS__))
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "--json"))
-            o.json = 1;
-        else if (cli_flag(argv, i, "--sections"))
-            o.sections = 1;
-        else if (cli_flag(argv, i, "--strict"))
-            o.strict = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            o.quiet = 1;
-        else if (cli_flag(argv, i, "--folded"))
-            o.folded = 1;
-        else if (strncmp(argv[i], "--folded=", 9) == 0) {
-            o.folded = 1;
-            const char *pv = argv[i] + 9;
-            if (strcmp(pv, "all") == 0)
-                o.folded_p = 100;
-            else if (cli_parse_double(pv[0] == 'P' || pv[0] == 'p' ? pv + 1 : pv, &o.folded_p) || !(o.folded_p > 0) ||
-                     o.folded_p > 100)
-                return USAGE("--folded=P takes a percentile in (0, 100] or 'all'");
-        } else if (cli_opt(argc, argv, &i, "--percentile", &v) || cli_opt(argc, argv, &i, "--percentiles", &v)) {
-            if (!v || parse_percentiles(v, &o))
-                return USAGE("--percentile takes a list like 50,95,99,all (each in (0, 100])");
-        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
-            if (!v || cli_parse_count(v, &o.top))
-                return USAGE("--top needs a number");
-        } else if (cli_opt(argc, argv, &i, "--trace", &o.trace)) {
-            if (!o.trace)
-                return USAGE("--trace needs a trace id");
-        } else if (cli_opt(argc, argv, &i, "--format", &o.format)) {
-            if (!o.format)
-                return USAGE("--format needs jaeger, zipkin or otlp");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            uint64_t k;
-            if (!v || cli_parse_count(v, &k))
-                return USAGE("--max-errors needs a number");
-            o.max_diags = (size_t)k;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return USAGE("unknown option '%s'", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
-    }
-    if (!npaths)
-        return USAGE("no trace files given");
-#undef USAGE
-    if (o.json && o.folded) {
-        lp_free(paths);
-        return cli_usage("spans", "--json and --folded exclude each other");
-    }
-    /* load */
-    lp_diags ds;
-    size_t maxd = o.max_diags ? o.max_diags : 20;
-    lp_diags_init(&ds, o.quiet ? 0 : maxd);
-    lp_spans sp;
-    lp_spans_init(&sp, &ds);
+    size_t maxd = a->load.max_diags ? a->load.max_diags : 20;
+    lp_diags_init(ds, a->load.quiet ? 0 : maxd);
+    lp_spans_init(sp, ds);
     lp_load_opts lo;
     memset(&lo, 0, sizeof lo);
     if (cli_progress_enabled())
         lo.progress = cli_progress;
     lp_error err;
     lp_error_clear(&err);
-    lp_status st = lp_spans_load(&sp, (const char *const *)paths, (size_t)npaths, o.format, &lo, &err);
-    lp_free(paths);
+    lp_status st = lp_spans_load(sp, (const char *const *)rest->operands, (size_t)rest->n, a->format, &lo, &err);
     cli_progress_done();
-    cli_print_diags(&ds, o.quiet ? 0 : maxd);
-    int data_errors = ds.nerrors > 0;
-    lp_diags_release(&ds);
-    if (st) {
-        lp_spans_release(&sp);
+    cli_print_diags(ds, a->load.quiet ? 0 : maxd);
+    *data_errors = ds->nerrors > 0;
+    if (st)
         return cli_fail("spans", &err);
-    }
-    if (data_errors && o.strict) {
+    if (*data_errors && a->load.strict) {
         fprintf(stderr, "longpole: the input has errors and --strict was given; stopping\n");
-        lp_spans_release(&sp);
         return LP_EXIT_DATA;
     }
-    uint32_t only = LP_SPAN_NONE;
-    if (o.trace) {
-        uint32_t t;
-        for (t = 0; t < sp.ntraces; t++)
-            if (strcmp(lp_spans_trace_text(&sp, t), o.trace) == 0)
+    return 0;
+}
+
+/* --trace ID: its index (as printed, or in the normalised form), or a usage error. */
+static int find_trace(const lp_spans *sp, const char *id, uint32_t *only)
+{
+    *only = LP_SPAN_NONE;
+    if (!id)
+        return 0;
+    uint32_t t;
+    for (t = 0; t < sp->ntraces; t++)
+        if (strcmp(lp_spans_trace_text(sp, t), id) == 0)
+            break;
+    if (t == sp->ntraces) {
+        lp_str sid = lp_strtab_find(&sp->strs, id, strlen(id));
+        for (t = 0; sid != LP_STR_NONE && t < sp->ntraces; t++)
+            if (sp->trace_id[t] == sid)
                 break;
-        if (t == sp.ntraces) {
-            /* also accept the normalised form */
-            lp_str id = lp_strtab_find(&sp.strs, o.trace, strlen(o.trace));
-            for (t = 0; id != LP_STR_NONE && t < sp.ntraces; t++)
-                if (sp.trace_id[t] == id)
-                    break;
-        }
-        if (t >= sp.ntraces) {
-            fprintf(stderr, "longpole spans: no trace '%s' in the input\n", o.trace);
-            lp_spans_release(&sp);
-            return LP_EXIT_USAGE;
-        }
-        only = t;
     }
-    int show = o.sections || only != LP_SPAN_NONE || sp.ntraces == 1;
-    /* per trace */
+    if (t >= sp->ntraces) {
+        fprintf(stderr, "longpole spans: no trace '%s' in the input\n", id);
+        return LP_EXIT_USAGE;
+    }
+    *only = t;
+    return 0;
+}
+
+static void json_head(lp_jsonw *j, const lp_spans *sp)
+{
+    lp_jsonw_init(j, stdout, 0);
+    lp_jsonw_obj(j);
+    lp_jsonw_kstr(j, "longpole", LONGPOLE_VERSION);
+    lp_jsonw_kstr(j, "command", "spans");
+    lp_jsonw_key(j, "input");
+    lp_jsonw_obj(j);
+    lp_jsonw_ku64(j, "files", sp->nfiles);
+    lp_jsonw_ku64(j, "spans", sp->n);
+    lp_jsonw_ku64(j, "spans_kept", sp->nkept);
+    lp_jsonw_ku64(j, "traces", sp->ntraces);
+    lp_jsonw_ku64(j, "merged_parts", sp->nmerged);
+    lp_jsonw_ku64(j, "shared_rpc_spans", sp->nshared);
+    lp_jsonw_ku64(j, "duplicates_dropped", sp->ndup);
+    lp_jsonw_ku64(j, "orphans", sp->norphan);
+    lp_jsonw_ku64(j, "cycles_broken", sp->ncycle);
+    lp_jsonw_obj_end(j);
+}
+
+static void text_head(const lp_spans *sp)
+{
+    printf("spans: %llu in %llu trace%s from %u file%s", (unsigned long long)sp->n, (unsigned long long)sp->ntraces,
+           sp->ntraces == 1 ? "" : "s", sp->nfiles, sp->nfiles == 1 ? "" : "s");
+    if (sp->nmerged || sp->ndup || sp->norphan || sp->ncycle)
+        printf(" (%llu parts merged, %llu duplicates dropped, %llu orphans, %llu cycles broken)",
+               (unsigned long long)sp->nmerged, (unsigned long long)sp->ndup, (unsigned long long)sp->norphan,
+               (unsigned long long)sp->ncycle);
+    printf("\n");
+}
+
+/* The critical path of every trace (or --trace's), into the aggregate, printed when
+ * shown (--sections, --trace, or a single trace). */
+static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t only, int show, lp_spancp_agg *agg,
+                           lp_jsonw *j, lp_error *err)
+{
     lp_spancp cp;
     lp_spancp_init(&cp);
-    lp_spancp_agg *agg = NULL;
-    lp_jsonw j;
-    int rc = 0;
-    if ((st = lp_spancp_agg_new(&agg, &sp, &err)))
-        goto fail;
-    if (o.json) {
-        lp_jsonw_init(&j, stdout, 0);
-        lp_jsonw_obj(&j);
-        lp_jsonw_kstr(&j, "longpole", LONGPOLE_VERSION);
-        lp_jsonw_kstr(&j, "command", "spans");
-        lp_jsonw_key(&j, "input");
-        lp_jsonw_obj(&j);
-        lp_jsonw_ku64(&j, "files", sp.nfiles);
-        lp_jsonw_ku64(&j, "spans", sp.n);
-        lp_jsonw_ku64(&j, "spans_kept", sp.nkept);
-        lp_jsonw_ku64(&j, "traces", sp.ntraces);
-        lp_jsonw_ku64(&j, "merged_parts", sp.nmerged);
-        lp_jsonw_ku64(&j, "shared_rpc_spans", sp.nshared);
-        lp_jsonw_ku64(&j, "duplicates_dropped", sp.ndup);
-        lp_jsonw_ku64(&j, "orphans", sp.norphan);
-        lp_jsonw_ku64(&j, "cycles_broken", sp.ncycle);
-        lp_jsonw_obj_end(&j);
-        if (show) {
-            lp_jsonw_key(&j, "traces");
-            lp_jsonw_arr(&j);
-        }
-    } else if (!o.folded) {
-        printf("spans: %llu in %llu trace%s from %u file%s", (unsigned long long)sp.n, (unsigned long long)sp.ntraces,
-               sp.ntraces == 1 ? "" : "s", sp.nfiles, sp.nfiles == 1 ? "" : "s");
-        if (sp.nmerged || sp.ndup || sp.norphan || sp.ncycle)
-            printf(" (%llu parts merged, %llu duplicates dropped, %llu orphans, %llu cycles broken)",
-                   (unsigned long long)sp.nmerged, (unsigned long long)sp.ndup, (unsigned long long)sp.norphan,
-                   (unsigned long long)sp.ncycle);
-        printf("\n");
+    lp_status st = LP_OK;
+    if (a->json && show) {
+        lp_jsonw_key(j, "traces");
+        lp_jsonw_arr(j);
     }
-    for (uint32_t t = 0; t < sp.ntraces; t++) {
+    for (uint32_t t = 0; t < sp->ntraces && !st; t++) {
         if (only != LP_SPAN_NONE && t != only)
             continue;
-        if ((st = lp_spancp_trace(&cp, &sp, t, &err)) || (st = lp_spancp_agg_add(agg, &cp, &err)))
-            goto fail;
-        if (show && !o.folded) {
-            if (o.json)
-                json_trace(&j, &sp, &cp);
+        if ((st = lp_spancp_trace(&cp, sp, t, err)) || (st = lp_spancp_agg_add(agg, &cp, err)))
+            break;
+        if (show && !a->folded) {
+            if (a->json)
+                json_trace(j, sp, &cp);
             else
-                text_trace(&sp, &cp);
+                text_trace(sp, &cp);
         }
     }
-    if (o.json && show)
-        lp_jsonw_arr_end(&j);
-    lp_spancp_pct *pct = NULL;
-    size_t np = o.folded ? 1 : o.npct;
-    if ((st = lp_spancp_agg_percentiles(agg, o.folded ? &o.folded_p : o.pct, np, &pct, &err)))
-        goto fail;
+    if (!st && a->json && show)
+        lp_jsonw_arr_end(j);
+    lp_spancp_release(&cp);
+    return st;
+}
+
+static void json_percentiles(lp_jsonw *j, const lp_spancp_agg *agg, const lp_spancp_pct *pct, size_t np,
+                             int data_errors)
+{
+    lp_jsonw_ku64(j, "traces_analysed", lp_spancp_agg_traces(agg));
+    lp_jsonw_key(j, "percentiles");
+    lp_jsonw_arr(j);
+    for (size_t k = 0; k < np; k++) {
+        lp_jsonw_obj(j);
+        lp_jsonw_kdbl(j, "percentile", pct[k].p);
+        lp_jsonw_ku64(j, "traces", pct[k].ntraces);
+        lp_jsonw_ki64(j, "latency_ns", pct[k].latency);
+        lp_jsonw_ki64(j, "latency_sum_ns", pct[k].latency_sum);
+        json_rows(j, agg, &pct[k], 0);
+        json_rows(j, agg, &pct[k], 1);
+        lp_jsonw_obj_end(j);
+    }
+    lp_jsonw_arr_end(j);
+    lp_jsonw_kbool(j, "input_errors", data_errors);
+    lp_jsonw_obj_end(j);
+    lp_jsonw_end(j);
+}
+
+static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct, size_t np, uint64_t top)
+{
     uint64_t ntr = lp_spancp_agg_traces(agg);
-    if (o.folded) {
-        rc = folded(agg, &pct[0]);
-    } else if (o.json) {
-        lp_jsonw_ku64(&j, "traces_analysed", ntr);
-        lp_jsonw_key(&j, "percentiles");
-        lp_jsonw_arr(&j);
-        for (size_t k = 0; k < np; k++) {
-            lp_jsonw_obj(&j);
-            lp_jsonw_kdbl(&j, "percentile", pct[k].p);
-            lp_jsonw_ku64(&j, "traces", pct[k].ntraces);
-            lp_jsonw_ki64(&j, "latency_ns", pct[k].latency);
-            lp_jsonw_ki64(&j, "latency_sum_ns", pct[k].latency_sum);
-            json_rows(&j, agg, &pct[k], 0);
-            json_rows(&j, agg, &pct[k], 1);
-            lp_jsonw_obj_end(&j);
-        }
-        lp_jsonw_arr_end(&j);
-        lp_jsonw_kbool(&j, "input_errors", data_errors);
-        lp_jsonw_obj_end(&j);
-        lp_jsonw_end(&j);
-    } else {
-        if (ntr == 0) {
-            printf("no trace has a root span: nothing to analyse\n");
-        } else {
-            char d[32], pn[16];
-            printf("\ntraces analysed: %llu; latency", (unsigned long long)ntr);
-            for (size_t k = 0; k < np; k++)
-                printf("%s %s %s", k ? "," : "", pname(pct[k].p, pn, sizeof pn), lp_fmt_dur(pct[k].latency, d, sizeof d));
-            printf("\n");
-            for (size_t k = 0; k < np; k++) {
-                /* a percentile whose set is one already printed adds nothing */
-                size_t q = 0;
-                while (q < k && pct[q].ntraces != pct[k].ntraces)
-                    q++;
-                if (q < k)
-                    continue;
-                text_table(agg, &pct[k], 0, o.top, ntr);
-                text_table(agg, &pct[k], 1, o.top, ntr);
-            }
-        }
+    if (ntr == 0) {
+        printf("no trace has a root span: nothing to analyse\n");
+        return;
     }
+    char d[32], pn[16];
+    printf("\ntraces analysed: %llu; latency", (unsigned long long)ntr);
+    for (size_t k = 0; k < np; k++)
+        printf("%s %s %s", k ? "," : "", pname(pct[k].p, pn, sizeof pn), lp_fmt_dur(pct[k].latency, d, sizeof d));
+    printf("\n");
+    for (size_t k = 0; k < np; k++) {
+        /* a percentile whose set is one already printed adds nothing */
+        size_t q = 0;
+        while (q < k && pct[q].ntraces != pct[k].ntraces)
+            q++;
+        if (q < k)
+            continue;
+        text_table(agg, &pct[k], 0, top, ntr);
+        text_table(agg, &pct[k], 1, top, ntr);
+    }
+}
+
+/* The traces' critical paths and the tables at the percentiles (or folded stacks). */
+static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors)
+{
+    int show = a->sections || only != LP_SPAN_NONE || sp->ntraces == 1;
+    lp_spancp_agg *agg = NULL;
+    lp_spancp_pct *pct = NULL;
+    size_t np = a->folded ? 1 : a->npct;
+    lp_jsonw j;
+    lp_error err;
+    lp_error_clear(&err);
+    if (lp_spancp_agg_new(&agg, sp, &err))
+        return cli_fail("spans", &err);
+    if (a->json)
+        json_head(&j, sp);
+    else if (!a->folded)
+        text_head(sp);
+    if (per_trace(a, sp, only, show, agg, &j, &err) ||
+        lp_spancp_agg_percentiles(agg, a->folded ? &a->folded_p : a->pct, np, &pct, &err)) {
+        lp_spancp_agg_free(agg);
+        return cli_fail("spans", &err);
+    }
+    int rc = 0;
+    if (a->folded)
+        rc = folded(agg, &pct[0]);
+    else if (a->json)
+        json_percentiles(&j, agg, pct, np, data_errors);
+    else
+        text_percentiles(agg, pct, np, a->top);
     lp_spancp_pct_free(pct, np);
     lp_spancp_agg_free(agg);
-    lp_spancp_release(&cp);
-    lp_spans_release(&sp);
     if (rc)
         return rc;
     if (fflush(stdout) != 0)
         return LP_EXIT_IO;
     return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
-fail:
-    lp_spancp_agg_free(agg);
-    lp_spancp_release(&cp);
+}
+
+int cmd_spans(int argc, char **argv)
+{
+    spans_args a;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_spans, argc, argv, &a, &rest);
+    if (rc)
+        return rc;
+    if (!rest.n)
+        rc = cli_usage("spans", "no trace files given");
+    else if (a.json && a.folded)
+        rc = cli_usage("spans", "--json and --folded exclude each other");
+    if (rc) {
+        cli_args_release(&cli_spec_spans, &a, &rest);
+        return rc;
+    }
+    lp_diags ds;
+    lp_spans sp;
+    int data_errors = 0;
+    uint32_t only;
+    rc = load(&a, &rest, &ds, &sp, &data_errors);
+    cli_args_release(&cli_spec_spans, &a, &rest);
+    if (!rc && !(rc = find_trace(&sp, a.trace, &only)))
+        rc = analyse(&a, &sp, only, data_errors);
     lp_spans_release(&sp);
-    return cli_fail("spans", &err);
+    lp_diags_release(&ds);
+    return rc;
 }

@@ -2,91 +2,134 @@
  * and the four summaries of every time window of a live record stream, emitted as soon
  * as the window closes (stream.h, docs/analyses/stream.md). Input: .lpt lines or
  * SnailTrail's binary log, from standard input or any number of TCP connections.
- * Output: `summary`'s text blocks or JSON lines per window (cmd_summary.c prints both),
- * plus what only a stream has: why and when each window closed, late records, and the
- * stream's totals. `--emit` writes a trace's records in stream order (a replay file). */
-#include "cli.h"
-#include "longpole/stream/stream.h"
-#include "longpole/import/snailtrail.h"
+ * Output: `summary`'s text blocks or JSON lines per window (summary.h), plus what only
+ * a stream has: why and when each window closed, late records, and the stream's
+ * totals (stream_print.c). `--serve` also publishes the windows on a live page
+ * (stream_serve.c); `--emit` writes a trace's records in stream order (stream_emit.c).
+ * Stages: options, the stream (with --workers and --serve), reading until the end of
+ * input or a signal, the totals. */
+#include "streamcli.h"
+#include "service.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-const char cli_help_stream[] =
-    "usage: longpole stream --window D [OPTIONS]                (analyse a live stream)\n"
-    "       longpole stream --emit [--halves] [--emit-format F] TRACE...   (write a replay)\n"
-    "\n"
-    "Online critical participation (SnailTrail §5): records arrive from standard input\n"
-    "or TCP connections (one per worker or mixed; a connection may carry any workers),\n"
-    "and every time window is analysed as soon as it closes: its snapshot, the number of\n"
-    "transient critical paths, CP of every activity and message, SnailTrail's four\n"
-    "summaries and the instrumentation checks, in `longpole summary`'s format.\n"
-    "\n"
-    "A worker's watermark is the time of its latest record (A: its start; M and S: the\n"
-    "send; R: the receive; SnailTrail events: their time). A window [ts, te] closes when\n"
-    "every live worker's watermark has passed te and the first event after te of every\n"
-    "worker has arrived; with --max-delay D also once the latest time seen is D past\n"
-    "te. A worker's stream ends when its connection closes. Records for a window already\n"
-    "emitted are late: counted and reported, used for the windows still open. Memory is\n"
-    "bounded by the open windows. Malformed lines, late records, unmatched halves and\n"
-    "dropped connections are reported, never fatal. SIGINT/SIGTERM or the end of input:\n"
-    "the open windows are flushed with what arrived, then the totals are printed.\n"
-    "Details: docs/analyses/stream.md.\n"
-    "\n"
-    "options:\n"
-    "  --window D        window size (ns, or with ns/us/ms/s/m/h); required\n"
-    "  --slide S         step between window starts (default: the size, tumbling)\n"
-    "  --origin T        window k starts at T + k*S (default: the earliest time seen,\n"
-    "                    rounded down to a multiple of S)\n"
-    "  --listen H:P      accept TCP connections on host H, port P (0: any free port; the\n"
-    "                    port is printed on stderr); without it, standard input is read\n"
-    "  --connections N   with --listen: end once N connections have come and gone\n"
-    "  --port-file F     with --listen: write the port number to F once listening\n"
-    "  --serve PORT      also serve a live web view of the windows on 127.0.0.1:PORT (or\n"
-    "                    HOST:PORT; 0: any free port, printed on stderr): a page drawing the\n"
-    "                    summaries as windows close, and server-sent events of the JSON\n"
-    "                    lines at /api/stream/events (docs/serve.md)\n"
-    "  --format F        lpt (default) or snailtrail (SnailTrail's MessagePack log)\n"
-    "  --max-delay D     also close a window once the latest record time is D past its end\n"
-    "  --flight-limit D  sends still waiting for their receive D before the oldest open\n"
-    "                    window are dropped as unmatched (default: 64 slides)\n"
-    "  --workers FILE    expect these workers (W records or one name per line): windows\n"
-    "                    wait for each of them; their ids follow the file's order\n"
-    "  --threads N       analyse windows on N threads (default 1; 0 = one per core)\n"
-    "  --by LIST         summaries: activity, worker, operator, comm, or all (default)\n"
-    "  --top K           rows per summary (default 5; 0 = all; JSON: all unless given)\n"
-    "  --json            JSON lines: summary's window objects, plus \"stream-window\",\n"
-    "                    \"late\" and a final \"stream\" object (docs/analyses/stream.md)\n"
-    "  --compact         one line per window\n"
-    "  --seed N          seed of the random paths (default 1)\n"
-    "  --no-path, --no-checks, --timing   as for `summary`\n"
-    "  --max-line N      longest .lpt line accepted (default 64k)\n"
-    "  -q                diagnostics as counts only; --max-errors N: printed in full\n"
-    "                    (default 20)\n"
-    "\n"
-    "--emit writes the records of TRACE in stream order (W records, then every record at\n"
-    "its time) to standard output or -o FILE: .lpt text (--halves: messages as S/R\n"
-    "pairs), or with --emit-format snailtrail SnailTrail's binary log. Feeding it back\n"
-    "gives `summary`'s windows. Exit: 0, or 4 if the input had errors.\n";
+typedef struct stream_args {
+    lp_stream_opts so;       /* --window, --slide, --origin, --max-delay, --flight-limit, --threads, --max-line */
+    cli_sumopts sum;         /* the summaries' options (copied into so.win) */
+    const char *win_s, *slide_s; /* as given (the header repeats them) */
+    const char *listen, *port_file, *workers, *serve;
+    uint64_t max_conns;
+    int format;              /* --format: 0 lpt, 1 snailtrail */
+    int quiet;
+    size_t max_diags;
+} stream_args;
 
-static volatile sig_atomic_t stop_flag;
-
-static double now_s(void)
+static void stream_init(void *p)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    stream_args *a = p;
+    lp_stream_opts_init(&a->so);
+    cli_sumopts_init(&a->sum);
+    a->max_diags = 20;
 }
 
-static void on_signal(int sig)
+/* --origin T: window k starts at T + k * slide */
+static int set_origin(void *dst, const char *v, char *msg, size_t n)
 {
-    (void)sig;
-    stop_flag = 1;
+    lp_stream_opts *so = dst;
+    if (cli_parse_time(v, 0, &so->origin))
+        return -1;
+    so->has_origin = 1;
+    return 0;
 }
+
+static const char *const stream_formats[] = {"lpt", "snailtrail", NULL};
+
+#define S(m) CLI_AT(stream_args, m)
+
+static const cli_opt stream_opts[] = {
+    {"--window", .kind = CLI_DUR, .arg = "D", S(so.size), .range = "(0,)", CLI_RAW(stream_args, win_s),
+     .err = "--window needs a duration (e.g. 1s)",
+     .bad = "--window needs a positive duration (ns, or a number with ns/us/ms/s/m/h)", .example = "1s",
+     .help = "window size (ns, or with ns/us/ms/s/m/h); required"},
+    {"--slide", .kind = CLI_DUR, .arg = "S", S(so.step), .range = "(0,)", CLI_RAW(stream_args, slide_s),
+     .err = "--slide needs a duration", .bad = "bad --slide '%s' (a positive duration)", .example = "500ms",
+     .help = "step between window starts (default: the size, tumbling)"},
+    {"--origin", .kind = CLI_FN, .arg = "T", S(so), .fn = set_origin, .err = "--origin needs a time",
+     .bad = "bad --origin '%s' (a time in ns or with a unit)", .example = "1s",
+     .help = "window k starts at T + k*S (default: the earliest time seen,\nrounded down to a multiple of S)"},
+    {"--listen", .kind = CLI_STR, .arg = "H:P", S(listen), .err = "--listen needs HOST:PORT", .example = "127.0.0.1:0",
+     .help = "accept TCP connections on host H, port P (0: any free port; the\n"
+             "port is printed on stderr); without it, standard input is read"},
+    {"--connections", .kind = CLI_COUNT, .arg = "N", S(max_conns), .range = "[1,)",
+     .err = "--connections needs a positive number", .example = "2",
+     .help = "with --listen: end once N connections have come and gone"},
+    {"--port-file", .kind = CLI_STR, .arg = "F", S(port_file), .err = "--port-file needs a file name",
+     .example = "port.txt", .help = "with --listen: write the port number to F once listening"},
+    {"--serve", .kind = CLI_STR, .arg = "PORT", S(serve), .err = "--serve needs a port (or HOST:PORT)",
+     .example = "0",
+     .help = "also serve a live web view of the windows on 127.0.0.1:PORT (or\n"
+             "HOST:PORT; 0: any free port, printed on stderr): a page drawing the\n"
+             "summaries as windows close, and server-sent events of the JSON\n"
+             "lines at /api/stream/events (docs/serve.md)"},
+    {"--format", .kind = CLI_CHOICE, .arg = "F", S(format), .choices = stream_formats,
+     .err = "--format takes lpt or snailtrail", .example = "snailtrail",
+     .help = "lpt (default) or snailtrail (SnailTrail's MessagePack log)"},
+    {"--max-delay", .kind = CLI_DUR, .arg = "D", S(so.max_delay), .err = "bad --max-delay (a duration)",
+     .example = "2s", .help = "also close a window once the latest record time is D past its end"},
+    {"--flight-limit", .kind = CLI_DUR, .arg = "D", S(so.flight_limit), .range = "(0,)",
+     .err = "bad --flight-limit (a positive duration)", .example = "10s",
+     .help = "sends still waiting for their receive D before the oldest open\n"
+             "window are dropped as unmatched (default: 64 slides)"},
+    {"--workers", .kind = CLI_STR, .arg = "FILE", S(workers), .err = "--workers needs a file", .example = "w.txt",
+     .help = "expect these workers (W records or one name per line): windows\n"
+             "wait for each of them; their ids follow the file's order"},
+    {"--threads", .kind = CLI_COUNT, .arg = "N", S(so.threads), .range = "[0,256]", .err = "--threads takes 0..256",
+     .example = "2", .help = "analyse windows on N threads (default 1; 0 = one per core)"},
+    {"--json", .kind = CLI_FLAG, S(sum.fmt.json),
+     .help = "JSON lines: summary's window objects, plus \"stream-window\",\n"
+             "\"late\" and a final \"stream\" object (docs/analyses/stream.md)"},
+    {"--compact", .kind = CLI_FLAG, S(sum.fmt.compact), .help = "one line per window"},
+    {"--max-line", .kind = CLI_COUNT, .arg = "N", S(so.max_line), .range = "[16,1073741824]",
+     .err = "--max-line takes 16..1G bytes", .example = "1M", .help = "longest .lpt line accepted (default 64k)"},
+    {"-q", "--quiet", .kind = CLI_FLAG, S(quiet), .help = "diagnostics as counts only"},
+    {"--max-errors", .kind = CLI_COUNT, .arg = "N", S(max_diags), .err = "--max-errors needs a number",
+     .example = "5", .help = "diagnostics printed in full (default 20)"},
+    CLI_END,
+};
+
+#undef S
+
+const cli_spec cli_spec_stream = {
+    .cmd = "stream",
+    .usage = "usage: longpole stream --window D [OPTIONS]                (analyse a live stream)\n"
+             "       longpole stream --emit [--halves] [--emit-format F] TRACE...   (write a replay)\n",
+    .about = "Online critical participation (SnailTrail §5): records arrive from standard input\n"
+             "or TCP connections (one per worker or mixed; a connection may carry any workers),\n"
+             "and every time window is analysed as soon as it closes: its snapshot, the number of\n"
+             "transient critical paths, CP of every activity and message, SnailTrail's four\n"
+             "summaries and the instrumentation checks, in `longpole summary`'s format.\n"
+             "\n"
+             "A worker's watermark is the time of its latest record (A: its start; M and S: the\n"
+             "send; R: the receive; SnailTrail events: their time). A window [ts, te] closes when\n"
+             "every live worker's watermark has passed te and the first event after te of every\n"
+             "worker has arrived; with --max-delay D also once the latest time seen is D past\n"
+             "te. A worker's stream ends when its connection closes. Records for a window already\n"
+             "emitted are late: counted and reported, used for the windows still open. Memory is\n"
+             "bounded by the open windows. Malformed lines, late records, unmatched halves and\n"
+             "dropped connections are reported, never fatal. SIGINT/SIGTERM or the end of input:\n"
+             "the open windows are flushed with what arrived, then the totals are printed.\n"
+             "Details: docs/analyses/stream.md.\n",
+    .groups = {CLI_OWN("options:", stream_opts), CLI_GROUP(NULL, cli_sum_opts, stream_args, sum)},
+    .operands = CLI_STDIN_ONLY,
+    .unknown = "unknown option '%s' (the input is standard input or --listen)",
+    .size = sizeof(stream_args),
+    .init = stream_init,
+};
+
+/* ---- the stream's callbacks ------------------------------------------------------------- */
 
 typedef struct sctx {
     cli_sumfmt fmt;
@@ -97,6 +140,13 @@ typedef struct sctx {
     int quiet;
     const char *port_file;
 } sctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void print_diag(void *ctx, const lp_diag *d)
 {
@@ -112,45 +162,6 @@ static void print_diag(void *ctx, const lp_diag *d)
     c->shown_diags++;
 }
 
-/* The diagnostics were printed as they came (print_diag): now their counts by rule. */
-static void print_diag_counts(const lp_diags *ds)
-{
-    uint64_t total = ds->nerrors + ds->nwarnings + ds->nnotes;
-    if (!total)
-        return;
-    fprintf(stderr, "input: %llu error%s, %llu warning%s, %llu note%s (", (unsigned long long)ds->nerrors,
-            ds->nerrors == 1 ? "" : "s", (unsigned long long)ds->nwarnings, ds->nwarnings == 1 ? "" : "s",
-            (unsigned long long)ds->nnotes, ds->nnotes == 1 ? "" : "s");
-    int first = 1;
-    for (int r = 0; r < LP_RULE_COUNT; r++)
-        if (ds->count[r]) {
-            fprintf(stderr, "%s%s: %llu", first ? "" : ", ", lp_rule_name((lp_rule)r),
-                    (unsigned long long)ds->count[r]);
-            first = 0;
-        }
-    fprintf(stderr, ")\n");
-}
-
-/* The stream-window object printed after each window's summaries (docs/analyses/stream.md):
- * how the window closed and what the stream held; shared with `stream --serve`. */
-void cli_stream_winfo_json(FILE *f, const lp_winres *r, const lp_stream_winfo *wi)
-{
-    lp_jsonw j;
-    lp_jsonw_init(&j, f, 0);
-    lp_jsonw_obj(&j);
-    lp_jsonw_kstr(&j, "kind", "stream-window");
-    lp_jsonw_ku64(&j, "index", r->index);
-    lp_jsonw_kstr(&j, "closed_by", lp_stream_close_name(wi->closed_by));
-    lp_jsonw_ku64(&j, "records", wi->records);
-    lp_jsonw_ku64(&j, "in_flight", wi->in_flight);
-    lp_jsonw_ku64(&j, "retained", wi->retained);
-    lp_jsonw_ki64(&j, "lag_ns", wi->lag_ns);
-    lp_jsonw_kdbl(&j, "latency_s", wi->latency_s);
-    lp_jsonw_ku64(&j, "build_errors", wi->build_errors);
-    lp_jsonw_obj_end(&j);
-    lp_jsonw_end(&j);
-}
-
 static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
 {
     sctx *c = ctx;
@@ -159,7 +170,7 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
         c->base_set = 1;
     }
     cli_winres_print(stdout, r, &c->fmt);
-    cli_stream_serve_window(r, wi); /* --serve: publish the window (cmd_serve.c) */
+    cli_stream_serve_window(r, wi); /* --serve: publish the window (stream_serve.c) */
     if (c->fmt.json) {
         cli_stream_winfo_json(stdout, r, wi);
     } else if (!c->fmt.compact) {
@@ -185,88 +196,6 @@ static void on_late(void *ctx, uint64_t index, int64_t ts, int64_t te, uint64_t 
                (unsigned long long)index, (double)(ts - c->fmt.base) / 1e9, (double)(te - c->fmt.base) / 1e9,
                (unsigned long long)total, total == 1 ? "" : "s");
     }
-}
-
-static void on_listen(void *ctx, const char *host, unsigned port)
-{
-    sctx *c = ctx;
-    fprintf(stderr, "longpole stream: listening on %s:%u\n", host, port);
-    if (c->port_file) {
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", c->port_file);
-        FILE *f = fopen(tmp, "w");
-        if (f) {
-            fprintf(f, "%u\n", port);
-            if (fclose(f) == 0)
-                rename(tmp, c->port_file);
-        }
-    }
-}
-
-static void print_stats(const lp_stream *s, const sctx *c, double wall)
-{
-    const lp_stream_stats *st = lp_stream_get_stats(s);
-    if (c->fmt.json) {
-        lp_jsonw j;
-        lp_jsonw_init(&j, stdout, 0);
-        lp_jsonw_obj(&j);
-        lp_jsonw_kstr(&j, "kind", "stream");
-        lp_jsonw_ku64(&j, "bytes", st->bytes);
-        lp_jsonw_ku64(&j, "lines", st->lines);
-        lp_jsonw_ku64(&j, "records", st->records);
-        lp_jsonw_ku64(&j, "events", st->events);
-        lp_jsonw_ku64(&j, "malformed", st->malformed);
-        lp_jsonw_ku64(&j, "out_of_order", st->out_of_order);
-        lp_jsonw_ku64(&j, "late", st->late);
-        lp_jsonw_ku64(&j, "late_windows", st->late_windows);
-        lp_jsonw_ku64(&j, "overlaps", st->overlaps);
-        lp_jsonw_ku64(&j, "skewed", st->skewed);
-        lp_jsonw_ku64(&j, "matched", st->matched);
-        lp_jsonw_ku64(&j, "unmatched_sends", st->unmatched_sends);
-        lp_jsonw_ku64(&j, "unmatched_receives", st->unmatched_recvs);
-        lp_jsonw_ku64(&j, "duplicate_sends", st->dup_sends);
-        lp_jsonw_ku64(&j, "unpaired_activity_events", st->open_dropped);
-        lp_jsonw_ku64(&j, "connections", st->connections);
-        lp_jsonw_ku64(&j, "disconnects", st->disconnects);
-        lp_jsonw_ku64(&j, "dropped", st->dropped);
-        lp_jsonw_ku64(&j, "truncated", st->truncated);
-        lp_jsonw_ku64(&j, "workers", st->workers);
-        lp_jsonw_ku64(&j, "windows", st->windows);
-        lp_jsonw_ku64(&j, "skipped_empty_windows", st->skipped);
-        lp_jsonw_key(&j, "closed_by");
-        lp_jsonw_obj(&j);
-        for (int k = 0; k < 4; k++)
-            lp_jsonw_ku64(&j, lp_stream_close_name((lp_stream_why)k), st->closed_by[k]);
-        lp_jsonw_obj_end(&j);
-        lp_jsonw_ku64(&j, "max_retained", st->max_retained);
-        lp_jsonw_ku64(&j, "max_pending", st->max_pending);
-        lp_jsonw_ku64(&j, "threads", lp_stream_threads(s));
-        lp_jsonw_kdbl(&j, "seconds", wall);
-        lp_jsonw_kdbl(&j, "events_per_second", wall > 0 ? (double)st->events / wall : 0);
-        lp_jsonw_obj_end(&j);
-        lp_jsonw_end(&j);
-        return;
-    }
-    printf("\nstream: %llu records (%llu events) in %llu bytes from %llu connection%s; %llu windows (%llu by "
-           "watermarks, %llu by max-delay, %llu when streams ended, %llu at the end)\n",
-           (unsigned long long)st->records, (unsigned long long)st->events, (unsigned long long)st->bytes,
-           (unsigned long long)st->connections, st->connections == 1 ? "" : "s", (unsigned long long)st->windows,
-           (unsigned long long)st->closed_by[0], (unsigned long long)st->closed_by[1],
-           (unsigned long long)st->closed_by[2], (unsigned long long)st->closed_by[3]);
-    printf("  malformed %llu, out of order %llu, late %llu (in %llu window%s), overlapping %llu, skewed %llu, "
-           "unmatched sends %llu, unmatched receives %llu, duplicate sends %llu, unpaired activity events %llu\n",
-           (unsigned long long)st->malformed, (unsigned long long)st->out_of_order, (unsigned long long)st->late,
-           (unsigned long long)st->late_windows, st->late_windows == 1 ? "" : "s", (unsigned long long)st->overlaps,
-           (unsigned long long)st->skewed, (unsigned long long)st->unmatched_sends,
-           (unsigned long long)st->unmatched_recvs, (unsigned long long)st->dup_sends,
-           (unsigned long long)st->open_dropped);
-    printf("  disconnects %llu (%llu dropped, %llu inside a line or record); workers %llu; at most %llu records "
-           "and %llu halves held; %.3f s, %.2f M events/s on %u analysis thread%s\n",
-           (unsigned long long)st->disconnects, (unsigned long long)st->dropped, (unsigned long long)st->truncated,
-           (unsigned long long)st->workers,
-           (unsigned long long)st->max_retained, (unsigned long long)st->max_pending, wall,
-           wall > 0 ? (double)st->events / wall / 1e6 : 0.0, lp_stream_threads(s),
-           lp_stream_threads(s) == 1 ? "" : "s");
 }
 
 /* --workers FILE: its W records (and bare names) go through a connection of their own,
@@ -324,254 +253,127 @@ static int declare_workers(lp_stream *s, const char *path, lp_error *err)
     return rc;
 }
 
-static int emit(int argc, char **argv)
+static void on_listen(void *ctx, const char *host, unsigned port)
 {
-    cli_load lo = {0};
-    const char *out = NULL, *efmt = "lpt", *v;
-    int halves = 0;
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0;
-    uint64_t n;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-#define USAGE(...) return lp_free(paths), cli_usage("stream", __VA_ARGS__)
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "--emit"))
-            continue;
-        if (cli_flag(argv, i, "--halves"))
-            halves = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            lo.quiet = 1;
-        else if (cli_opt(argc, argv, &i, "-o", &out)) {
-            if (!out)
-                USAGE("-o needs a file name");
-        } else if (cli_opt(argc, argv, &i, "--emit-format", &efmt)) {
-            if (!efmt || (strcmp(efmt, "lpt") && strcmp(efmt, "snailtrail")))
-                USAGE("--emit-format takes lpt or snailtrail");
-        } else if (cli_opt(argc, argv, &i, "--format", &lo.format)) {
-            if (!lo.format)
-                USAGE("--format needs a value");
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                USAGE("--max-errors needs a number");
-            lo.max_diags = (size_t)n;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            USAGE("unknown option '%s' with --emit", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
-    }
-    if (!npaths)
-        USAGE("--emit needs a trace");
-#undef USAGE
-    lp_trace *t = NULL;
-    int data_errors = 0;
-    int rc = cli_load_trace(&lo, paths, npaths, &t, &data_errors);
-    lp_free(paths);
-    if (rc)
-        return rc;
-    FILE *f = out && strcmp(out, "-") ? fopen(out, "wb") : stdout;
-    if (!f) {
-        fprintf(stderr, "longpole stream: cannot create '%s': %s\n", out, strerror(errno));
-        lp_trace_free(t);
-        return LP_EXIT_IO;
-    }
+    sctx *c = ctx;
+    fprintf(stderr, "longpole stream: listening on %s:%u\n", host, port);
+    if (c->port_file)
+        cli_write_port_file(c->port_file, port);
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+/* What the options say together (each alone was checked by the parser). */
+static int check_args(stream_args *a)
+{
+    if (!a->win_s)
+        return cli_usage("stream", "--window needs a positive duration (ns, or a number with ns/us/ms/s/m/h)");
+    if (a->sum.fmt.json && a->sum.fmt.compact)
+        return cli_usage("stream", "--json and --compact exclude each other");
+    if ((a->max_conns || a->port_file) && !a->listen)
+        return cli_usage("stream", "--connections and --port-file need --listen");
+    cli_sumopts_apply(&a->sum);
+    a->so.win = a->sum.win;
+    return 0;
+}
+
+/* The stream, its declared workers and the live view. */
+static int open_stream(const stream_args *a, sctx *c, lp_diags *ds, lp_stream **s)
+{
     lp_error err;
     lp_error_clear(&err);
-    lp_status st = strcmp(efmt, "snailtrail") == 0 ? lp_st_write(t, f, &err) : lp_stream_write_lpt(t, f, halves, &err);
-    int cl = f != stdout ? fclose(f) : fflush(f);
-    lp_trace_free(t);
-    if (st)
+    if (lp_stream_new(s, &a->so, ds, on_window, on_late, c, &err))
         return cli_fail("stream", &err);
-    if (cl) {
-        fprintf(stderr, "longpole stream: write error\n");
-        return LP_EXIT_IO;
-    }
-    return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
+    c->s = *s;
+    int rc = 0;
+    if (a->workers && (rc = declare_workers(*s, a->workers, &err)))
+        return rc;
+    if (a->serve && (rc = cli_stream_serve_start(a->serve, &c->fmt)))
+        return rc;
+    return 0;
+}
+
+static void print_head(const stream_args *a)
+{
+    char head[256];
+    int k = snprintf(head, sizeof head, "stream: windows of %s", a->win_s);
+    if (a->slide_s)
+        k += snprintf(head + k, sizeof head - (size_t)k, " sliding by %s", a->slide_s);
+    printf("%s; %s; %s; times are after the first record\n", head,
+           a->format == 1 ? "SnailTrail records" : ".lpt records", a->listen ? "TCP connections" : "standard input");
+    fflush(stdout);
+}
+
+/* Read until the inputs end or a signal stops us, then flush the open windows. */
+static lp_status run(const stream_args *a, sctx *c, lp_stream *s, double *wall, lp_error *err)
+{
+    lp_serve_opts sv;
+    memset(&sv, 0, sizeof sv);
+    sv.listen = a->listen;
+    sv.read_stdin = !a->listen;
+    sv.format = a->format == 1 ? LP_STREAM_SNAILTRAIL : LP_STREAM_LPT;
+    sv.max_conns = a->max_conns;
+    sv.stop = &cli_stop_flag;
+    sv.on_listen = on_listen;
+    sv.ctx = c;
+    double t0 = now_s();
+    lp_status st = lp_stream_serve(s, &sv, err);
+    if (!st)
+        st = lp_stream_finish(s, err);
+    *wall = now_s() - t0;
+    return st;
 }
 
 int cmd_stream(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--emit") == 0)
-            return emit(argc, argv);
-    const char *v, *win_s = NULL, *slide_s = NULL, *listen = NULL, *workers = NULL, *origin_s = NULL;
-    const char *serve = NULL; /* --serve PORT: a live web view of the windows (cmd_serve.c) */
-    lp_stream_opts so;
-    lp_stream_opts_init(&so);
+    if (cli_has(argc, argv, "--emit") == 1)
+        return cli_stream_emit(argc, argv);
+    stream_args a;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_stream, argc, argv, &a, &rest);
+    if (rc)
+        return rc;
+    cli_args_release(&cli_spec_stream, &a, &rest);
+    if ((rc = check_args(&a)))
+        return rc;
     sctx c;
     memset(&c, 0, sizeof c);
-    c.fmt.top = 5;
-    c.fmt.seed = 1;
-    c.max_diags = 20;
-    int top_given = 0;
-    uint64_t n, max_conns = 0;
-    lp_stream_format fmt = LP_STREAM_LPT;
-    for (int i = 1; i < argc; i++) {
-        if (cli_flag(argv, i, "--json"))
-            c.fmt.json = 1;
-        else if (cli_flag(argv, i, "--compact"))
-            c.fmt.compact = 1;
-        else if (cli_flag(argv, i, "--timing"))
-            c.fmt.timing = 1;
-        else if (cli_flag(argv, i, "--no-path"))
-            so.win.no_path = 1;
-        else if (cli_flag(argv, i, "--no-checks"))
-            so.win.no_checks = 1;
-        else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet"))
-            c.quiet = 1;
-        else if (cli_opt(argc, argv, &i, "--window", &win_s)) {
-            if (!win_s)
-                return cli_usage("stream", "--window needs a duration (e.g. 1s)");
-        } else if (cli_opt(argc, argv, &i, "--slide", &slide_s)) {
-            if (!slide_s)
-                return cli_usage("stream", "--slide needs a duration");
-        } else if (cli_opt(argc, argv, &i, "--origin", &origin_s)) {
-            if (!origin_s)
-                return cli_usage("stream", "--origin needs a time");
-        } else if (cli_opt(argc, argv, &i, "--listen", &listen)) {
-            if (!listen)
-                return cli_usage("stream", "--listen needs HOST:PORT");
-        } else if (cli_opt(argc, argv, &i, "--connections", &v)) {
-            if (!v || cli_parse_count(v, &max_conns) || !max_conns)
-                return cli_usage("stream", "--connections needs a positive number");
-        } else if (cli_opt(argc, argv, &i, "--port-file", &c.port_file)) {
-            if (!c.port_file)
-                return cli_usage("stream", "--port-file needs a file name");
-        } else if (cli_opt(argc, argv, &i, "--format", &v)) {
-            if (v && strcmp(v, "lpt") == 0)
-                fmt = LP_STREAM_LPT;
-            else if (v && strcmp(v, "snailtrail") == 0)
-                fmt = LP_STREAM_SNAILTRAIL;
-            else
-                return cli_usage("stream", "--format takes lpt or snailtrail");
-        } else if (cli_opt(argc, argv, &i, "--max-delay", &v)) {
-            if (!v || cli_parse_dur(v, &so.max_delay))
-                return cli_usage("stream", "bad --max-delay (a duration)");
-        } else if (cli_opt(argc, argv, &i, "--flight-limit", &v)) {
-            if (!v || cli_parse_dur(v, &so.flight_limit) || so.flight_limit <= 0)
-                return cli_usage("stream", "bad --flight-limit (a positive duration)");
-        } else if (cli_opt(argc, argv, &i, "--workers", &workers)) {
-            if (!workers)
-                return cli_usage("stream", "--workers needs a file");
-        } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
-            if (!v || cli_parse_count(v, &n) || n > 256)
-                return cli_usage("stream", "--threads takes 0..256");
-            so.threads = (unsigned)n;
-        } else if (cli_opt(argc, argv, &i, "--by", &v)) {
-            if (!v || cli_parse_kinds(v, &so.win.kinds))
-                return cli_usage("stream", "--by takes activity, worker, operator, comm (comma-separated) or all");
-        } else if (cli_opt(argc, argv, &i, "--top", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                return cli_usage("stream", "--top needs a number");
-            c.fmt.top = (size_t)n;
-            top_given = 1;
-        } else if (cli_opt(argc, argv, &i, "--seed", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                return cli_usage("stream", "--seed needs a number");
-            so.win.seed = c.fmt.seed = n;
-        } else if (cli_opt(argc, argv, &i, "--max-line", &v)) {
-            if (!v || cli_parse_count(v, &n) || n < 16 || n > ((uint64_t)1 << 30))
-                return cli_usage("stream", "--max-line takes 16..1G bytes");
-            so.max_line = (size_t)n;
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                return cli_usage("stream", "--max-errors needs a number");
-            c.max_diags = (size_t)n;
-        } else if (cli_opt(argc, argv, &i, "--serve", &serve)) {
-            if (!serve)
-                return cli_usage("stream", "--serve needs a port (or HOST:PORT)");
-        } else if (strcmp(argv[i], "-") == 0) {
-            continue; /* standard input: the default */
-        } else {
-            return cli_usage("stream", "unknown option '%s' (the input is standard input or --listen)", argv[i]);
-        }
-    }
-    if (!win_s || cli_parse_dur(win_s, &so.size) || so.size <= 0)
-        return cli_usage("stream", "--window needs a positive duration (ns, or a number with ns/us/ms/s/m/h)");
-    if (slide_s && (cli_parse_dur(slide_s, &so.step) || so.step <= 0))
-        return cli_usage("stream", "bad --slide '%s' (a positive duration)", slide_s);
-    if (origin_s) {
-        if (cli_parse_time(origin_s, 0, &so.origin))
-            return cli_usage("stream", "bad --origin '%s' (a time in ns or with a unit)", origin_s);
-        so.has_origin = 1;
-    }
-    if (c.fmt.json && c.fmt.compact)
-        return cli_usage("stream", "--json and --compact exclude each other");
-    if ((max_conns || c.port_file) && !listen)
-        return cli_usage("stream", "--connections and --port-file need --listen");
-    c.fmt.top_json = top_given ? c.fmt.top : 0;
-
+    c.fmt = a.sum.fmt;
+    c.max_diags = a.max_diags;
+    c.quiet = a.quiet;
+    c.port_file = a.port_file;
     lp_diags ds;
     lp_diags_init(&ds, 0);
     ds.fn = print_diag;
     ds.fnctx = &c;
     c.tot = cli_sumtotal_new();
-    if (!c.tot)
+    if (!c.tot) {
+        lp_diags_release(&ds);
         return LP_EXIT_NOMEM;
+    }
+    lp_stream *s = NULL;
+    if ((rc = open_stream(&a, &c, &ds, &s))) {
+        lp_stream_free(s);
+        cli_sumtotal_free(c.tot);
+        lp_diags_release(&ds);
+        return rc;
+    }
+    cli_stop_catch();
+    if (!c.fmt.json)
+        print_head(&a);
     lp_error err;
     lp_error_clear(&err);
-    lp_stream *s = NULL;
-    lp_status st = lp_stream_new(&s, &so, &ds, on_window, on_late, &c, &err);
-    if (st) {
-        cli_sumtotal_free(c.tot);
-        lp_diags_release(&ds);
-        return cli_fail("stream", &err);
-    }
-    c.s = s;
-    int rc = 0;
-    if (workers && (rc = declare_workers(s, workers, &err))) {
-        lp_stream_free(s);
-        cli_sumtotal_free(c.tot);
-        lp_diags_release(&ds);
-        return rc;
-    }
-    if (serve && (rc = cli_stream_serve_start(serve, &c.fmt))) {
-        lp_stream_free(s);
-        cli_sumtotal_free(c.tot);
-        lp_diags_release(&ds);
-        return rc;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    if (!c.fmt.json) {
-        char head[256];
-        int k = snprintf(head, sizeof head, "stream: windows of %s", win_s);
-        if (slide_s)
-            k += snprintf(head + k, sizeof head - (size_t)k, " sliding by %s", slide_s);
-        printf("%s; %s; %s; times are after the first record\n", head,
-               fmt == LP_STREAM_SNAILTRAIL ? "SnailTrail records" : ".lpt records",
-               listen ? "TCP connections" : "standard input");
-        fflush(stdout);
-    }
-    lp_serve_opts sv;
-    memset(&sv, 0, sizeof sv);
-    sv.listen = listen;
-    sv.read_stdin = !listen;
-    sv.format = fmt;
-    sv.max_conns = max_conns;
-    sv.stop = &stop_flag;
-    sv.on_listen = on_listen;
-    sv.ctx = &c;
-    double t0 = now_s();
-    st = lp_stream_serve(s, &sv, &err);
-    if (!st)
-        st = lp_stream_finish(s, &err);
-    double wall = now_s() - t0;
+    double wall = 0;
+    lp_status st = run(&a, &c, s, &wall, &err);
     if (!st) {
         if (!c.base_set)
             c.fmt.base = lp_stream_tmin(s) == INT64_MAX ? 0 : lp_stream_tmin(s);
         cli_sumtotal_print(stdout, c.tot, &c.fmt);
-        print_stats(s, &c, wall);
+        cli_stream_stats_print(s, c.fmt.json, wall);
     }
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    cli_stop_default();
     cli_stream_serve_stop(st ? NULL : c.tot); /* --serve: last events, then the server stops */
-    print_diag_counts(&ds);
+    cli_stream_diag_counts(&ds);
     int data_errors = ds.nerrors > 0;
     lp_stream_free(s);
     cli_sumtotal_free(c.tot);

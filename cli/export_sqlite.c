@@ -5,6 +5,7 @@
  * their run. Loading prints diagnostics as the other commands do; exit 4 when the
  * input had errors (the export is still written). */
 #include "reqcli.h"
+#include "summary.h"
 #include "longpole/export/sqlite_export.h"
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
@@ -73,41 +74,110 @@ static char *options_json(int argc, char **argv, char **paths, int npaths)
     return buf;
 }
 
-static int parse_percentiles(const char *s, double *p, size_t *np)
-{
-    *np = 0;
-    char buf[256];
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        double v;
-        if (strcmp(tok, "all") == 0)
-            v = 100;
-        else if (cli_parse_double(tok[0] == 'p' || tok[0] == 'P' ? tok + 1 : tok, &v) || !(v > 0) || v > 100)
-            return -1;
-        if (*np == 32)
-            return -1;
-        p[(*np)++] = v;
-    }
-    return *np ? 0 : -1;
-}
-
-typedef struct xopts {
+typedef struct sqlite_args {
+    cli_load lo;              /* --format (trace importer, span format, or csv/tsv/jsonl), --strict, -q, --max-errors */
+    reqcli ro;                /* the log options */
+    reqcli_model mo;          /* --model, --categories, --filter, --outliers, --buckets */
     const char *out;          /* --sqlite */
-    kind k;                   /* --input */
-    const char *format;       /* --format (trace importer, span format, or csv/tsv/jsonl) */
+    int input;                /* --input: -1 by content, else the kind - 1 */
     const char *from_s, *to_s;
-    const char *model, *cats, *filter;
-    int request_only;         /* a request-log option was given */
     double pct[32];
     size_t npct;
     lp_sqlite_opts so;
-} xopts;
+    int request_only;         /* request-log options given */
+} sqlite_args;
+
+static void sqlite_init(void *p)
+{
+    sqlite_args *a = p;
+    reqcli_init(&a->ro);
+    reqcli_model_init(&a->mo);
+    lp_sqlite_opts_init(&a->so);
+    a->input = -1;
+}
+
+/* --sqlite OUT, once */
+static int set_out(void *dst, const char *v, char *msg, size_t n)
+{
+    const char **out = dst;
+    if (*out) {
+        snprintf(msg, n, "--sqlite given twice");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int set_kinds(void *dst, const char *v, char *msg, size_t n) { return cli_parse_kinds(v, dst); }
+
+static int set_pcts(void *dst, const char *v, char *msg, size_t n)
+{
+    sqlite_args *a = dst;
+    return cli_parse_pcts(v, a->pct, 32, &a->npct);
+}
+
+static const char *const input_kinds[] = {"trace", "requests", "spans", NULL};
+
+#define A(m) CLI_AT(sqlite_args, m)
+
+static const cli_opt sqlite_opts[] = {
+    {"--sqlite", .kind = CLI_FN, .arg = "FILE", A(out), .fn = set_out, .err = "--sqlite needs an output file",
+     .example = "x.db",
+     .help = "a SQLite database (docs/formats/sqlite.md) of everything loaded and\n"
+             "every analysis: workers, activities, messages, attributes, critical\n"
+             "path, breakdowns, checks, windows with N, sum of CP and summaries;\n"
+             "request logs: hosts and skew, requests, events, segments, model\n"
+             "relationships, per-request paths and slack, aggregates; spans: traces,\n"
+             "spans, critical-path sections, percentile tables (and their activity\n"
+             "graph). One run per input set: exporting the same inputs again replaces\n"
+             "their run. Not with other kinds."},
+    {"--input", .kind = CLI_CHOICE, .arg = "K", A(input), .choices = input_kinds,
+     .err = "--input takes trace, requests or spans", .example = "trace",
+     .help = "trace, requests or spans (default: by content)"},
+    {"--from", .kind = CLI_TIME, .arg = "T", A(from_s), .err = "--from needs a time", .example = "0", .help = ""},
+    {"--to", .kind = CLI_TIME, .arg = "T", A(to_s), .err = "--to needs a time", .example = "+1s",
+     .help = "traces and spans: export the window [T, T'] only (T is ns or has a\n"
+             "unit; +T is after the trace start)"},
+    {"--window", .kind = CLI_DUR, .arg = "D", A(so.window), .range = "(0,)",
+     .err = "--window needs a positive duration (e.g. 1s)", .example = "1s", .help = ""},
+    {"--slide", .kind = CLI_DUR, .arg = "D", A(so.slide), .range = "(0,)", .err = "--slide needs a positive duration",
+     .example = "500ms", .help = ""},
+    {"--by", .kind = CLI_FN, .arg = "LIST", A(so.kinds), .fn = set_kinds,
+     .err = "--by takes activity, worker, operator, comm (comma-separated) or all", .example = "all", .help = ""},
+    {"--seed", .kind = CLI_COUNT, .arg = "N", A(so.seed), .err = "--seed needs a number", .example = "3", .help = ""},
+    {"--no-path", .kind = CLI_FLAG, A(so.no_path), .help = ""},
+    {"--no-checks", .kind = CLI_FLAG, A(so.no_checks),
+     .help = "windows, as `summary` (default: the whole trace as one window)"},
+    {"--no-windows", .kind = CLI_FLAG, A(so.no_windows), .help = "no window tables"},
+    {"--edge-cp", .kind = CLI_FLAG, A(so.edge_cp), .help = "also every activity's and message's CP per window"},
+    {"--threads", .kind = CLI_COUNT, .arg = "N", A(so.threads), .range = "[0,64]",
+     .err = "--threads takes 0..64 (0 = one per CPU)", .example = "2", .help = "analysis threads (0 = one per CPU)"},
+    {"--percentile", "--percentiles", .kind = CLI_FN, .arg = "LIST", CLI_WHOLE(sqlite_args), .fn = set_pcts,
+     .err = "--percentile takes a list like 50,95,99,all (each in (0, 100])", .example = "50,all",
+     .help = "spans: percentiles of the span tables (default 50,95,99,all)"},
+    {"--no-request-paths", .kind = CLI_FLAG, A(so.no_request_paths),
+     .help = "requests: no request_segments (one row per segment per request)"},
+    {"--no-events", .kind = CLI_FLAG, A(so.no_events), .help = "requests: no log_events (one row per log line)"},
+    {"--timing", .kind = CLI_FLAG, A(ro.timing), CLI_SEEN(sqlite_args, request_only),
+     .help = "requests: print the time of each phase (load, skew, ...) on stderr"},
+    CLI_END,
+};
+
+#undef A
+
+const cli_spec cli_spec_export_sqlite = {
+    .cmd = "export",
+    .groups = {CLI_OWN("--sqlite and its options:", sqlite_opts), CLI_LOAD_GROUPS(sqlite_args, lo),
+               CLI_GROUP_SEEN("request logs (as `longpole requests`):", reqcli_model_opts, sqlite_args, mo,
+                              request_only),
+               CLI_GROUP_SEEN(NULL, reqcli_log_opts, sqlite_args, ro, request_only)},
+    .size = sizeof(sqlite_args),
+    .init = sqlite_init,
+};
 
 /* ---- the three input kinds --------------------------------------------------------------- */
 
-static int export_trace(lp_sqlite *db, xopts *x, const cli_load *lo, char **paths, int npaths, int *data_errors,
+static int export_trace(lp_sqlite *db, sqlite_args *x, const cli_load *lo, char **paths, int npaths, int *data_errors,
                         lp_diags *quiet_diags)
 {
     lp_error err;
@@ -117,7 +187,7 @@ static int export_trace(lp_sqlite *db, xopts *x, const cli_load *lo, char **path
     if (quiet_diags) { /* spans: the files were read (and their problems printed) once already */
         lp_load_opts lopt;
         memset(&lopt, 0, sizeof lopt);
-        lopt.format = x->format;
+        lopt.format = x->lo.format;
         if (cli_progress_enabled())
             lopt.progress = cli_progress;
         lp_status st = lp_trace_load((const char *const *)paths, (size_t)npaths, &lopt, quiet_diags, &t, &err);
@@ -155,7 +225,7 @@ static int export_trace(lp_sqlite *db, xopts *x, const cli_load *lo, char **path
     return st ? cli_fail("export", &err) : 0;
 }
 
-static int export_spans(lp_sqlite *db, xopts *x, const cli_load *lo, char **paths, int npaths, int *data_errors)
+static int export_spans(lp_sqlite *db, sqlite_args *x, const cli_load *lo, char **paths, int npaths, int *data_errors)
 {
     size_t maxd = lo->max_diags ? lo->max_diags : 20;
     lp_diags ds;
@@ -168,7 +238,7 @@ static int export_spans(lp_sqlite *db, xopts *x, const cli_load *lo, char **path
         lopt.progress = cli_progress;
     lp_error err;
     lp_error_clear(&err);
-    lp_status st = lp_spans_load(&sp, (const char *const *)paths, (size_t)npaths, x->format, &lopt, &err);
+    lp_status st = lp_spans_load(&sp, (const char *const *)paths, (size_t)npaths, x->lo.format, &lopt, &err);
     cli_progress_done();
     cli_print_diags(&ds, lo->quiet ? 0 : maxd);
     *data_errors = ds.nerrors > 0;
@@ -195,7 +265,7 @@ static int export_spans(lp_sqlite *db, xopts *x, const cli_load *lo, char **path
     return rc;
 }
 
-static int export_requests(lp_sqlite *db, xopts *x, reqcli *o, int *data_errors)
+static int export_requests(lp_sqlite *db, sqlite_args *x, reqcli *o, int *data_errors)
 {
     lp_error err;
     lp_error_clear(&err);
@@ -207,14 +277,14 @@ static int export_requests(lp_sqlite *db, xopts *x, reqcli *o, int *data_errors)
     lp_reqcat_init(&cat);
     lp_skew sk;
     memset(&sk, 0, sizeof sk);
-    if (x->model ? lp_causal_load(&m, x->model, &err) : lp_causal_init(&m, &err))
+    if (x->mo.model ? lp_causal_load(&m, x->mo.model, &err) : lp_causal_init(&m, &err))
         goto fail;
     have_m = 1;
-    if (!x->model && x->filter && lp_causal_set_filter(&m, x->filter, &err)) {
+    if (!x->mo.model && x->mo.filter && lp_causal_set_filter(&m, x->mo.filter, &err)) {
         rc = cli_usage("export", "%s", err.msg);
         goto end;
     }
-    if (x->cats && lp_reqcat_load(&cat, x->cats, &err))
+    if (x->mo.cats && lp_reqcat_load(&cat, x->mo.cats, &err))
         goto fail;
     if ((rc = reqcli_load(o, "export", &rl, data_errors)) != 0)
         goto end;
@@ -222,7 +292,7 @@ static int export_requests(lp_sqlite *db, xopts *x, reqcli *o, int *data_errors)
         goto end;
     if (lp_causal_map(&m, rl, &map, &err))
         goto fail;
-    if (!x->model) {
+    if (!x->mo.model) {
         lp_causal_refine_opts fo;
         memset(&fo, 0, sizeof fo);
         fo.threads = o->threads;
@@ -232,11 +302,11 @@ static int export_requests(lp_sqlite *db, xopts *x, reqcli *o, int *data_errors)
             goto fail;
         cli_progress_done();
     }
-    if (lp_causal_finish(&m, x->model ? NULL : rl, map, &err) || lp_reqcat_assign(&cat, &m, &err))
+    if (lp_causal_finish(&m, x->mo.model ? NULL : rl, map, &err) || lp_reqcat_assign(&cat, &m, &err))
         goto fail;
     if (lp_sqlite_set_diags(db, *data_errors, 0, &err))
         goto fail;
-    if (lp_sqlite_reqlog(db, rl, o->no_skew ? NULL : &sk, &m, map, &cat, x->model, &x->so, &err))
+    if (lp_sqlite_reqlog(db, rl, o->no_skew ? NULL : &sk, &m, map, &cat, x->mo.model, &x->so, &err))
         goto fail;
     cli_progress_done();
     goto end;
@@ -254,181 +324,111 @@ end:
 
 /* ---- the command ------------------------------------------------------------------------- */
 
-int cli_export_sqlite(int argc, char **argv)
+/* The kind of the inputs: --input, else what --format or the options say, else the
+ * first input's content; the log format of request logs. 0 or a usage error. */
+static int choose_kind(sqlite_args *x, const cli_args *rest, kind *out)
 {
-    xopts x;
-    memset(&x, 0, sizeof x);
-    lp_sqlite_opts_init(&x.so);
-    cli_load lo = {0};
-    reqcli ro;
-    reqcli_init(&ro);
-    char **paths = lp_malloc((size_t)argc * sizeof *paths);
-    int npaths = 0, rc = 0;
-    const char *v;
-    uint64_t n;
-    if (!paths)
-        return LP_EXIT_NOMEM;
-#define USAGE(...) return lp_free(paths), cli_usage("export", __VA_ARGS__)
-    for (int i = 1; i < argc; i++) {
-        if (cli_opt(argc, argv, &i, "--sqlite", &v)) {
-            if (!v)
-                USAGE("--sqlite needs an output file");
-            if (x.out)
-                USAGE("--sqlite given twice");
-            x.out = v;
-        } else if (cli_opt(argc, argv, &i, "--chrome", &v)) {
-            USAGE("--sqlite and --chrome cannot be combined: run `longpole export` once for each");
-        } else if (cli_opt(argc, argv, &i, "--input", &v)) {
-            int k = 1;
-            while (k < 4 && (!v || strcmp(v, kind_names[k]) != 0))
-                k++;
-            if (!v || k == 4)
-                USAGE("--input takes trace, requests or spans");
-            x.k = (kind)k;
-        } else if (cli_opt(argc, argv, &i, "--format", &x.format)) {
-            if (!x.format)
-                USAGE("--format needs a value");
-        } else if (cli_flag(argv, i, "--strict")) {
-            lo.strict = ro.strict = 1;
-        } else if (cli_flag(argv, i, "-q") || cli_flag(argv, i, "--quiet")) {
-            lo.quiet = ro.quiet = 1;
-        } else if (cli_opt(argc, argv, &i, "--max-errors", &v)) {
-            if (!v || cli_parse_count(v, &n))
-                USAGE("--max-errors needs a number");
-            lo.max_diags = ro.max_diags = (size_t)n;
-        } else if (cli_opt(argc, argv, &i, "--threads", &v)) {
-            if (!v || cli_parse_count(v, &n) || n > 64)
-                USAGE("--threads takes 0..64 (0 = one per CPU)");
-            x.so.threads = ro.threads = (unsigned)n;
-        } else if (cli_opt(argc, argv, &i, "--from", &x.from_s)) {
-            if (!x.from_s)
-                USAGE("--from needs a time");
-        } else if (cli_opt(argc, argv, &i, "--to", &x.to_s)) {
-            if (!x.to_s)
-                USAGE("--to needs a time");
-        } else if (cli_opt(argc, argv, &i, "--window", &v)) {
-            if (!v || cli_parse_dur(v, &x.so.window) || x.so.window <= 0)
-                USAGE("--window needs a positive duration (e.g. 1s)");
-        } else if (cli_opt(argc, argv, &i, "--slide", &v)) {
-            if (!v || cli_parse_dur(v, &x.so.slide) || x.so.slide <= 0)
-                USAGE("--slide needs a positive duration");
-        } else if (cli_opt(argc, argv, &i, "--by", &v)) {
-            if (!v || cli_parse_kinds(v, &x.so.kinds))
-                USAGE("--by takes activity, worker, operator, comm (comma-separated) or all");
-        } else if (cli_opt(argc, argv, &i, "--seed", &v)) {
-            if (!v || cli_parse_count(v, &x.so.seed))
-                USAGE("--seed needs a number");
-        } else if (cli_flag(argv, i, "--no-path")) {
-            x.so.no_path = 1;
-        } else if (cli_flag(argv, i, "--no-checks")) {
-            x.so.no_checks = 1;
-        } else if (cli_flag(argv, i, "--no-windows")) {
-            x.so.no_windows = 1;
-        } else if (cli_flag(argv, i, "--edge-cp")) {
-            x.so.edge_cp = 1;
-        } else if (cli_opt(argc, argv, &i, "--model", &x.model)) {
-            if (!x.model)
-                USAGE("--model needs a file");
-            x.request_only = 1;
-        } else if (cli_opt(argc, argv, &i, "--categories", &x.cats)) {
-            if (!x.cats)
-                USAGE("--categories needs a file");
-            x.request_only = 1;
-        } else if (cli_opt(argc, argv, &i, "--filter", &x.filter)) {
-            if (!x.filter)
-                USAGE("--filter needs a regular expression");
-            x.request_only = 1;
-        } else if (cli_opt(argc, argv, &i, "--outliers", &v)) {
-            if (!v || cli_parse_double(v, &x.so.outlier_share) || !(x.so.outlier_share > 0 && x.so.outlier_share < 1))
-                USAGE("--outliers takes a share between 0 and 1 (e.g. 0.05)");
-            x.request_only = 1;
-        } else if (cli_opt(argc, argv, &i, "--buckets", &v)) {
-            if (!v || cli_parse_count(v, &n) || n < 1 || n > 1000)
-                USAGE("--buckets takes 1..1000");
-            x.so.buckets = (uint32_t)n;
-            x.request_only = 1;
-        } else if (cli_flag(argv, i, "--no-request-paths")) {
-            x.so.no_request_paths = 1;
-        } else if (cli_flag(argv, i, "--no-events")) {
-            x.so.no_events = 1;
-        } else if (cli_opt(argc, argv, &i, "--percentile", &v) || cli_opt(argc, argv, &i, "--percentiles", &v)) {
-            if (!v || parse_percentiles(v, x.pct, &x.npct))
-                USAGE("--percentile takes a list like 50,95,99,all (each in (0, 100])");
-        } else if (reqcli_opt(&ro, "export", argc, argv, &i, &rc)) {
-            if (rc)
-                return lp_free(paths), rc;
-            x.request_only = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            USAGE("unknown option '%s'", argv[i]);
-        } else {
-            paths[npaths++] = argv[i];
-        }
-    }
-    if (!x.out)
-        USAGE("--sqlite needs an output file");
-    if (!npaths)
-        USAGE("no input given");
-    /* the kind: --input, else the options, else the first input's content */
-    kind k = x.k;
-    if (k == K_AUTO && x.format && (!strcmp(x.format, "csv") || !strcmp(x.format, "tsv") || !strcmp(x.format, "jsonl")))
+    const char *format = x->lo.format;
+    kind k = (kind)(x->input + 1);
+    if (k == K_AUTO && format && (!strcmp(format, "csv") || !strcmp(format, "tsv") || !strcmp(format, "jsonl")))
         k = K_REQUESTS;
-    if (k == K_AUTO && is_span_format(x.format))
+    if (k == K_AUTO && is_span_format(format))
         k = K_SPANS;
-    if (k == K_AUTO && x.request_only)
+    if (k == K_AUTO && x->request_only)
         k = K_REQUESTS;
-    if (k == K_AUTO && !x.format)
-        k = detect(paths[0]);
+    if (k == K_AUTO && !format)
+        k = detect(rest->operands[0]);
     if (k == K_AUTO)
         k = K_TRACE;
-    if (k == K_REQUESTS && x.format) { /* the log's format */
-        if (!strcmp(x.format, "csv"))
-            ro.log.format = LP_RL_CSV;
-        else if (!strcmp(x.format, "tsv"))
-            ro.log.format = LP_RL_TSV;
-        else if (!strcmp(x.format, "jsonl") || !strcmp(x.format, "json"))
-            ro.log.format = LP_RL_JSONL;
-        else if (strcmp(x.format, "auto") != 0)
-            USAGE("--format of request logs takes csv, tsv or jsonl");
+    if (k == K_REQUESTS && format) { /* the log's format */
+        if (!strcmp(format, "csv"))
+            x->ro.log.format = LP_RL_CSV;
+        else if (!strcmp(format, "tsv"))
+            x->ro.log.format = LP_RL_TSV;
+        else if (!strcmp(format, "jsonl") || !strcmp(format, "json"))
+            x->ro.log.format = LP_RL_JSONL;
+        else if (strcmp(format, "auto") != 0)
+            return cli_usage("export", "--format of request logs takes csv, tsv or jsonl");
     }
-    if (k != K_TRACE && k != K_SPANS && (x.from_s || x.to_s))
-        USAGE("--from/--to apply to activity traces only");
-    if (k != K_REQUESTS && x.request_only)
-        USAGE("request-log options (--model, --columns, ...) need request logs (--input requests)");
-    lo.format = x.format;
-    if (x.npct) {
-        x.so.percentiles = x.pct;
-        x.so.npercentiles = x.npct;
+    if (k != K_TRACE && k != K_SPANS && (x->from_s || x->to_s))
+        return cli_usage("export", "--from/--to apply to activity traces only");
+    if (k != K_REQUESTS && x->request_only)
+        return cli_usage("export", "request-log options (--model, --columns, ...) need request logs (--input requests)");
+    *out = k;
+    return 0;
+}
+
+/* What the options say together, and the copies the analyses read. */
+static int check_args(sqlite_args *x, const cli_args *rest, kind *k)
+{
+    if (!x->out)
+        return cli_usage("export", "--sqlite needs an output file");
+    if (!rest->n)
+        return cli_usage("export", "no input given");
+    int rc = choose_kind(x, rest, k);
+    if (rc)
+        return rc;
+    x->ro.strict = x->lo.strict;
+    x->ro.quiet = x->lo.quiet;
+    x->ro.max_diags = x->lo.max_diags;
+    x->ro.threads = x->so.threads;
+    x->so.outlier_share = x->mo.share;
+    x->so.buckets = (uint32_t)x->mo.buckets;
+    if (x->npct) {
+        x->so.percentiles = x->pct;
+        x->so.npercentiles = x->npct;
     }
-#undef USAGE
     if (cli_progress_enabled())
-        x.so.progress = cli_progress;
-    ro.paths = paths;
-    ro.npaths = npaths;
-    char *optj = options_json(argc, argv, paths, npaths);
+        x->so.progress = cli_progress;
+    x->ro.paths = rest->operands;
+    x->ro.npaths = rest->n;
+    return 0;
+}
+
+/* Open the database (the run of these inputs), export the kind, commit. */
+static int export_run(sqlite_args *x, kind k, int argc, char **argv, const cli_args *rest, lp_sqlite_stats *stats,
+                      int *data_errors)
+{
+    char *optj = options_json(argc, argv, rest->operands, rest->n);
     lp_error err;
     lp_error_clear(&err);
     lp_sqlite *db = NULL;
-    lp_status st = lp_sqlite_open(&db, x.out, (const char *const *)paths, (size_t)npaths, kind_names[k], optj, &err);
+    lp_status st = lp_sqlite_open(&db, x->out, (const char *const *)rest->operands, (size_t)rest->n, kind_names[k],
+                                  optj, &err);
     free(optj);
-    if (st) {
-        lp_free(paths);
+    if (st)
         return cli_fail("export", &err);
-    }
-    int data_errors = 0;
+    int rc;
     if (k == K_REQUESTS)
-        rc = export_requests(db, &x, &ro, &data_errors);
+        rc = export_requests(db, x, &x->ro, data_errors);
     else if (k == K_SPANS)
-        rc = export_spans(db, &x, &lo, paths, npaths, &data_errors);
+        rc = export_spans(db, x, &x->lo, rest->operands, rest->n, data_errors);
     else
-        rc = export_trace(db, &x, &lo, paths, npaths, &data_errors, NULL);
-    lp_sqlite_stats stats;
-    if (!rc && lp_sqlite_commit(db, &stats, &err))
+        rc = export_trace(db, x, &x->lo, rest->operands, rest->n, data_errors, NULL);
+    if (!rc && lp_sqlite_commit(db, stats, &err))
         rc = cli_fail("export", &err);
     lp_sqlite_close(db);
-    lp_free(paths);
+    return rc;
+}
+
+int cli_export_sqlite(int argc, char **argv)
+{
+    sqlite_args x;
+    cli_args rest;
+    int rc = cli_parse(&cli_spec_export_sqlite, argc, argv, &x, &rest);
     if (rc)
         return rc;
-    if (!lo.quiet)
+    kind k = K_AUTO;
+    int data_errors = 0, npaths = rest.n;
+    lp_sqlite_stats stats;
+    if (!(rc = check_args(&x, &rest, &k)))
+        rc = export_run(&x, k, argc, argv, &rest, &stats, &data_errors);
+    cli_args_release(&cli_spec_export_sqlite, &x, &rest);
+    if (rc)
+        return rc;
+    if (k == K_REQUESTS)
+        reqcli_timing(&x.ro, "export");
+    if (!x.lo.quiet)
         fprintf(stderr, "longpole export: %s: run %lld (%s input%s)%s: %llu rows in %.2f s (%.2f M rows/s)\n", x.out,
                 (long long)stats.run, kind_names[k], npaths == 1 ? "" : "s",
                 stats.replaced ? ", replacing the earlier run of these inputs" : "", (unsigned long long)stats.rows,

@@ -1,4 +1,4 @@
-/* reqcli.c: shared options and loading of the request-log commands (see reqcli.h). */
+/* reqcli.c: the options and loading shared by the request-log commands (reqcli.h). */
 #include "reqcli.h"
 
 #include <limits.h>
@@ -37,71 +37,140 @@ void reqcli_timing(reqcli *o, const char *cmd)
         fprintf(stderr, "longpole %s: timing: %s; total %.2f s\n", cmd, o->tbuf, now_s() - o->t0);
 }
 
-int reqcli_opt(reqcli *o, const char *cmd, int argc, char **argv, int *i, int *rc)
+/* ---- the options ---------------------------------------------------------------------- */
+
+static int set_columns(void *dst, const char *v, char *msg, size_t n)
 {
-    const char *v;
     lp_error err;
-    uint64_t n;
-    *rc = 0;
-    if (cli_opt(argc, argv, i, "--columns", &v)) {
-        if (!v || lp_reqlog_opts_columns(&o->log, v, &err))
-            *rc = cli_usage(cmd, "--columns: %s", v ? err.msg : "needs a value");
-    } else if (cli_opt(argc, argv, i, "--format", &v)) {
-        if (v && strcmp(v, "csv") == 0)
-            o->log.format = LP_RL_CSV;
-        else if (v && strcmp(v, "tsv") == 0)
-            o->log.format = LP_RL_TSV;
-        else if (v && (strcmp(v, "jsonl") == 0 || strcmp(v, "json") == 0))
-            o->log.format = LP_RL_JSONL;
-        else if (v && strcmp(v, "auto") == 0)
-            o->log.format = LP_RL_AUTO;
-        else
-            *rc = cli_usage(cmd, "--format takes csv, tsv or jsonl");
-    } else if (cli_opt(argc, argv, i, "--delimiter", &v)) {
-        if (!v || (strlen(v) != 1 && strcmp(v, "\\t") != 0 && strcmp(v, "tab") != 0))
-            *rc = cli_usage(cmd, "--delimiter takes one character (or 'tab')");
-        else
-            o->log.delimiter = strlen(v) == 1 ? v[0] : '\t';
-    } else if (cli_opt(argc, argv, i, "--time-unit", &v)) {
-        if (!v || lp_reqlog_opts_unit(&o->log, v, &err))
-            *rc = cli_usage(cmd, "--time-unit: %s", v ? err.msg : "needs a value");
-    } else if (cli_flag(argv, *i, "--header")) {
-        o->log.header = 1;
-    } else if (cli_flag(argv, *i, "--no-header")) {
-        o->log.header = 0;
-    } else if (cli_flag(argv, *i, "--host-from-name")) {
-        o->log.host_from_name = 1;
-    } else if (cli_opt(argc, argv, i, "--attrs", &v)) {
-        if (!v)
-            *rc = cli_usage(cmd, "--attrs needs a file");
-        o->attrs = v;
-    } else if (cli_flag(argv, *i, "--no-skew")) {
-        o->no_skew = 1;
-    } else if (cli_opt(argc, argv, i, "--reference", &v)) {
-        if (!v)
-            *rc = cli_usage(cmd, "--reference needs a host name");
-        o->reference = v;
-    } else if (cli_opt(argc, argv, i, "--threads", &v)) {
-        if (!v || cli_parse_count(v, &n) || n > 64)
-            *rc = cli_usage(cmd, "--threads takes 0..64 (0 = one per CPU)");
-        else
-            o->threads = (unsigned)n;
-    } else if (cli_flag(argv, *i, "--timing")) {
-        o->timing = 1;
-    } else if (cli_flag(argv, *i, "--strict")) {
-        o->strict = 1;
-    } else if (cli_flag(argv, *i, "-q") || cli_flag(argv, *i, "--quiet")) {
-        o->quiet = 1;
-    } else if (cli_opt(argc, argv, i, "--max-errors", &v)) {
-        if (!v || cli_parse_count(v, &n))
-            *rc = cli_usage(cmd, "--max-errors needs a count");
-        else
-            o->max_diags = (size_t)n ? (size_t)n : 1;
-    } else {
+    if (!lp_reqlog_opts_columns(dst, v, &err))
         return 0;
-    }
-    return 1;
+    snprintf(msg, n, "--columns: %s", err.msg);
+    return -1;
 }
+
+static int set_unit(void *dst, const char *v, char *msg, size_t n)
+{
+    lp_error err;
+    if (!lp_reqlog_opts_unit(dst, v, &err))
+        return 0;
+    snprintf(msg, n, "--time-unit: %s", err.msg);
+    return -1;
+}
+
+/* --delimiter C: one character, or "tab" / "\t" */
+static int set_delimiter(void *dst, const char *v, char *msg, size_t n)
+{
+    if (strlen(v) != 1 && strcmp(v, "\\t") != 0 && strcmp(v, "tab") != 0)
+        return -1;
+    *(char *)dst = strlen(v) == 1 ? v[0] : '\t';
+    return 0;
+}
+
+static int set_format(void *dst, const char *v, char *msg, size_t n)
+{
+    lp_reqlog_format *f = dst;
+    if (strcmp(v, "csv") == 0)
+        *f = LP_RL_CSV;
+    else if (strcmp(v, "tsv") == 0)
+        *f = LP_RL_TSV;
+    else if (strcmp(v, "jsonl") == 0 || strcmp(v, "json") == 0)
+        *f = LP_RL_JSONL;
+    else if (strcmp(v, "auto") == 0)
+        *f = LP_RL_AUTO;
+    else
+        return -1;
+    return 0;
+}
+
+/* --max-errors N (0 counts as 1) */
+static int set_max_diags(void *dst, const char *v, char *msg, size_t n)
+{
+    uint64_t k;
+    if (cli_parse_count(v, &k))
+        return -1;
+    *(size_t *)dst = k ? (size_t)k : 1;
+    return 0;
+}
+
+#define R(m) CLI_AT(reqcli, m)
+
+const cli_opt reqcli_log_opts[] = {
+    {"--columns", .kind = CLI_FN, .arg = "SPEC", R(log), .fn = set_columns, .err = "--columns: needs a value",
+     .example = "request=req,time=ts",
+     .help = "role=column,... roles request, host, time, event, task, seq,\n"
+             "attr.NAME; a column is a header name or a 1-based number\n"
+             "(default names: request|request_id|req, host, time|timestamp|\n"
+             "ts|time_ns|time_us|time_ms|time_s, event, task, seq)"},
+    {"--delimiter", .kind = CLI_FN, .arg = "C", R(log.delimiter), .fn = set_delimiter,
+     .err = "--delimiter takes one character (or 'tab')", .example = "tab",
+     .help = "field separator of CSV (default ',' or tab)"},
+    {"--time-unit", .kind = CLI_FN, .arg = "U", R(log), .fn = set_unit, .err = "--time-unit: needs a value",
+     .example = "us", .help = "ns, us, ms, s or iso (default: the time column's suffix, else ns)"},
+    {"--header", .kind = CLI_SET, R(log.header), .ival = 1, .help = ""},
+    {"--no-header", .kind = CLI_SET, R(log.header), .ival = 0, .help = "whether the first line names the columns"},
+    {"--host-from-name", .kind = CLI_FLAG, R(log.host_from_name),
+     .help = "one file per host: the host is the file name up to its first '.'"},
+    {"--attrs", .kind = CLI_STR, .arg = "FILE", R(attrs), .err = "--attrs needs a file", .example = "a.csv",
+     .help = "request attributes: a table with a request column (CSV/TSV/JSONL)"},
+    {"--no-skew", .kind = CLI_FLAG, R(no_skew),
+     .help = "do not correct clock skew (default: corrected from RPC patterns)"},
+    {"--reference", .kind = CLI_STR, .arg = "HOST", R(reference), .err = "--reference needs a host name",
+     .example = "web1", .help = "host whose clock the others are corrected to"},
+    CLI_END,
+};
+
+const cli_opt reqcli_format_opts[] = {
+    {"--format", .kind = CLI_FN, .arg = "F", R(log.format), .fn = set_format,
+     .err = "--format takes csv, tsv or jsonl", .example = "jsonl", .help = "csv, tsv or jsonl (default: by content)"},
+    CLI_END,
+};
+
+const cli_opt reqcli_run_opts[] = {
+    {"--threads", .kind = CLI_COUNT, .arg = "N", R(threads), .range = "[0,64]",
+     .err = "--threads takes 0..64 (0 = one per CPU)", .example = "2", .help = "threads (default: one per CPU)"},
+    {"--timing", .kind = CLI_FLAG, R(timing), .help = "print the time of each phase (load, skew, ...) on stderr"},
+    CLI_END,
+};
+
+const cli_opt reqcli_diag_opts[] = {
+    {"--strict", .kind = CLI_FLAG, R(strict),
+     .help = "stop if the input has errors (default: report, skip, go on, exit 4)"},
+    {"-q", "--quiet", .kind = CLI_FLAG, R(quiet), .help = "print only the counts of the input's diagnostics"},
+    {"--max-errors", .kind = CLI_FN, .arg = "N", R(max_diags), .fn = set_max_diags, .err = "--max-errors needs a count",
+     .example = "5", .help = "diagnostics printed in full (default 20)"},
+    CLI_END,
+};
+
+#undef R
+
+void reqcli_model_init(reqcli_model *m)
+{
+    m->share = 0.05;
+    m->buckets = 20;
+}
+
+#define M(m) CLI_AT(reqcli_model, m)
+
+const cli_opt reqcli_model_opts[] = {
+    {"--model", .kind = CLI_STR, .arg = "FILE", M(model), .err = "--model needs a file", .example = "m.json",
+     .help = "causal model from `longpole infer` (default: inferred from the logs)"},
+    {"--categories", .kind = CLI_STR, .arg = "FILE", M(cats), .err = "--categories needs a file", .example = "c.txt",
+     .help = "segment categories: lines 'CATEGORY task|segment|network PATTERN',\n"
+             "first match wins (docs/formats/mystery-categories.md); default:\n"
+             "'network' for segments crossing hosts, else the task's name"},
+    {"--filter", .kind = CLI_STR, .arg = "REGEX", M(filter), .err = "--filter needs a regular expression",
+     .example = "^debug:", .help = "(without --model) drop matching segments while inferring"},
+    {"--outliers", .kind = CLI_DOUBLE, .arg = "P", M(share), .range = "(0,1)",
+     .err = "--outliers takes a share between 0 and 1 (e.g. 0.05)", .example = "0.1",
+     .help = "share of slowest requests taken as outliers (default 0.05)"},
+    {"--buckets", .kind = CLI_COUNT, .arg = "N", M(buckets), .range = "[1,1000]", .err = "--buckets takes 1..1000",
+     .example = "4", .help = "what-if slack buckets (default 20)"},
+    CLI_END,
+};
+
+#undef M
+
+/* ---- loading -------------------------------------------------------------------------- */
 
 int reqcli_load(reqcli *o, const char *cmd, lp_reqlog **rl, int *data_errors)
 {

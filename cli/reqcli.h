@@ -1,6 +1,7 @@
-/* reqcli.h: what the request-log commands (`skew`, `infer`, `requests`) share: the log
- * options (columns, format, time unit, per-host files, attributes, threads, skew),
- * loading with diagnostics printed, and clock-skew correction. */
+/* reqcli.h: what the request-log commands (`skew`, `infer`, `requests`, and `report`,
+ * `serve`, `export --sqlite` for request logs) share: the log options (columns, format,
+ * time unit, per-host files, attributes, threads, skew), loading with diagnostics
+ * printed, and clock-skew correction. */
 #ifndef LP_REQCLI_H
 #define LP_REQCLI_H
 
@@ -24,29 +25,29 @@ typedef struct reqcli {
     size_t tlen;
 } reqcli;
 
-/* The option text every request-log command prints in its help. */
-#define REQCLI_HELP                                                                                   \
-    "log options (docs/formats/request-log.md):\n"                                                    \
-    "  --columns SPEC     role=column,... roles request, host, time, event, task, seq,\n"             \
-    "                     attr.NAME; a column is a header name or a 1-based number\n"                 \
-    "                     (default names: request|request_id|req, host, time|timestamp|\n"            \
-    "                     ts|time_ns|time_us|time_ms|time_s, event, task, seq)\n"                     \
-    "  --format F         csv, tsv or jsonl (default: by content)\n"                                  \
-    "  --delimiter C      field separator of CSV (default ',' or tab)\n"                              \
-    "  --time-unit U      ns, us, ms, s or iso (default: the time column's suffix, else ns)\n"        \
-    "  --header / --no-header   whether the first line names the columns\n"                          \
-    "  --host-from-name   one file per host: the host is the file name up to its first '.'\n"        \
-    "  --attrs FILE       request attributes: a table with a request column (CSV/TSV/JSONL)\n"       \
-    "  --no-skew          do not correct clock skew (default: corrected from RPC patterns)\n"         \
-    "  --reference HOST   host whose clock the others are corrected to\n"                             \
-    "  --threads N        threads (default: one per CPU)\n"                                           \
-    "  --timing           print the time of each phase (load, skew, ...) on stderr\n"                 \
-    "  --strict           stop if the input has errors (default: report, skip, go on, exit 4)\n"      \
-    "  --max-errors N     diagnostics printed in full (default 20); -q prints only counts\n"
+/* The log options, declared once, on a reqcli (the groups of a command whose args T hold
+ * one at member m): how the logs are read and skew corrected (reqcli_log_opts); their
+ * --format (csv, tsv, jsonl: reqcli_format_opts, left out by commands whose --format
+ * names more); --threads and --timing (reqcli_run_opts); --strict, -q and --max-errors
+ * (reqcli_diag_opts). */
+extern const cli_opt reqcli_log_opts[], reqcli_format_opts[], reqcli_run_opts[], reqcli_diag_opts[];
+#define REQCLI_LOG_TITLE "log options (docs/formats/request-log.md):"
+#define REQCLI_GROUPS(T, m)                                                                                            \
+    CLI_GROUP(REQCLI_LOG_TITLE, reqcli_log_opts, T, m), CLI_GROUP(NULL, reqcli_format_opts, T, m),                      \
+        CLI_GROUP(NULL, reqcli_run_opts, T, m), CLI_GROUP(NULL, reqcli_diag_opts, T, m)
 
-/* If argv[*i] is a log option, consume it (and its value) and return 1; on a bad value
- * print the usage error and set *rc. */
-int reqcli_opt(reqcli *o, const char *cmd, int argc, char **argv, int *i, int *rc);
+/* The model options of the commands that analyse requests over a causal model
+ * (`requests`, `export --sqlite`): the model file (else inferred from the logs, with
+ * --filter), the categories, the outlier share and the what-if buckets. */
+typedef struct reqcli_model {
+    const char *model, *cats, *filter;
+    double share;              /* --outliers (default 0.05) */
+    uint64_t buckets;          /* --buckets (default 20) */
+} reqcli_model;
+extern const cli_opt reqcli_model_opts[];
+void reqcli_model_init(reqcli_model *m);
+
+/* Defaults (and the clock of --timing starts). */
 void reqcli_init(reqcli *o);
 /* Load the logs (and attributes), print diagnostics; returns 0 or an exit status.
  * *data_errors is set when records were reported. */

@@ -1,135 +1,86 @@
-/* viewcli.c: the views' options shared by `report` and `serve`, and loading inputs into
- * a prepared report (viewcli.h). Option values are checked here, once, with the same
- * limits for both commands. */
+/* viewcli.c: the views' options shared by `report` and `serve` (declared once, with the
+ * same limits for both commands), and loading inputs into a prepared report
+ * (viewcli.h). */
 #include "viewcli.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int viewcli_init(viewcli *v, int argc)
+void viewcli_init(viewcli *v)
 {
-    memset(v, 0, sizeof *v);
     reqcli_init(&v->rq);
     lp_report_opts_init(&v->ro);
-    v->strat = lp_calloc((size_t)argc + 1, sizeof *v->strat);
-    return v->strat ? 0 : LP_EXIT_NOMEM;
 }
 
-void viewcli_free(viewcli *v)
+/* ---- the options ---------------------------------------------------------------------- */
+
+static int set_windows(void *dst, const char *s, char *msg, size_t n)
 {
-    lp_free(v->strat);
-    v->strat = NULL;
+    viewcli *v = dst;
+    return cli_parse_durs(s, v->windows, VIEWCLI_MAX, &v->nwin);
 }
 
-/* Split "a,b,c" into positive durations. */
-static int parse_windows(const char *s, int64_t *out, size_t max, size_t *n)
+static int set_pcts(void *dst, const char *s, char *msg, size_t n)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int64_t d;
-        if (*n == max || cli_parse_dur(tok, &d) || d <= 0)
-            return -1;
-        out[(*n)++] = d;
-    }
-    return *n ? 0 : -1;
+    viewcli *v = dst;
+    return cli_parse_pcts(s, v->pcts, VIEWCLI_MAX, &v->npct);
 }
 
-/* Split "50,p99,all" into percentiles in (0, 100]. */
-static int parse_pcts(const char *s, double *out, size_t max, size_t *n)
+/* --format F: a trace format, or csv, tsv, jsonl: every input is a request log */
+static int set_format(void *dst, const char *s, char *msg, size_t n)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        double p;
-        if (strcmp(tok, "all") == 0)
-            p = 100;
-        else if (cli_parse_double(tok[0] == 'p' || tok[0] == 'P' ? tok + 1 : tok, &p))
-            return -1;
-        if (!(p > 0 && p <= 100) || *n == max)
-            return -1;
-        out[(*n)++] = p;
-    }
-    return *n ? 0 : -1;
-}
-
-int viewcli_opt(viewcli *v, const char *cmd, int argc, char **argv, int *i, int *rc)
-{
-    const char *s;
-    uint64_t n;
-    double x;
-    const char *err = NULL;
-    if (cli_opt(argc, argv, i, "--title", &v->title)) {
-        if (!v->title)
-            err = "--title needs a text";
-    } else if (cli_opt(argc, argv, i, "--window", &s)) {
-        if (!s || parse_windows(s, v->windows, VIEWCLI_MAX, &v->nwin))
-            err = "--window takes positive durations, comma-separated (e.g. 1s,250ms; at most 16)";
-    } else if (cli_opt(argc, argv, i, "--percentile", &s)) {
-        if (!s || parse_pcts(s, v->pcts, VIEWCLI_MAX, &v->npct))
-            err = "--percentile takes percentiles in (0, 100] or 'all', comma-separated (at most 16)";
-    } else if (cli_opt(argc, argv, i, "--top", &s)) {
-        if (!s || cli_parse_count(s, &n) || n == 0 || n > 1000)
-            err = "--top takes 1..1000";
-        else
-            v->ro.top = (uint32_t)n;
-    } else if (cli_opt(argc, argv, i, "--rows", &s)) {
-        if (!s || cli_parse_count(s, &n) || n == 0 || n > 1000000)
-            err = "--rows takes 1..1000000";
-        else
-            v->ro.table_rows = (uint32_t)n;
-    } else if (cli_opt(argc, argv, i, "--seed", &s)) {
-        if (!s || cli_parse_count(s, &n))
-            err = "--seed needs a number";
-        else
-            v->ro.seed = n;
-    } else if (cli_flag(argv, *i, "--requests")) {
+    viewcli *v = dst;
+    if (strcmp(s, "csv") == 0 || strcmp(s, "tsv") == 0 || strcmp(s, "jsonl") == 0) {
+        v->rq.log.format = s[0] == 'c' ? LP_RL_CSV : s[0] == 't' ? LP_RL_TSV : LP_RL_JSONL;
         v->lo.requests = 1;
-    } else if (cli_opt(argc, argv, i, "--format", &s)) {
-        v->format_arg = s;
-        if (!s) {
-            err = "--format needs a value";
-        } else if (strcmp(s, "csv") == 0 || strcmp(s, "tsv") == 0 || strcmp(s, "jsonl") == 0) {
-            v->rq.log.format = s[0] == 'c' ? LP_RL_CSV : s[0] == 't' ? LP_RL_TSV : LP_RL_JSONL;
-            v->lo.requests = 1;
-            v->format_reqlog = 1;
-        } else {
-            v->lo.format = s;
-            v->format_reqlog = 0;
-        }
-    } else if (cli_opt(argc, argv, i, "--model", &v->lo.model)) {
-        if (!v->lo.model)
-            err = "--model needs a file";
-        v->model_given = 1;
-    } else if (cli_opt(argc, argv, i, "--categories", &v->lo.categories)) {
-        if (!v->lo.categories)
-            err = "--categories needs a file";
-    } else if (cli_opt(argc, argv, i, "--stratify", &s)) {
-        if (!s)
-            err = "--stratify needs an attribute";
-        else
-            v->strat[v->nstrat++] = s;
-    } else if (cli_opt(argc, argv, i, "--outliers", &s)) {
-        if (!s || cli_parse_double(s, &x) || !(x > 0 && x < 1))
-            err = "--outliers takes a share between 0 and 1";
-        else
-            v->lo.outliers = x;
-        v->outliers_arg = s;
-    } else if (cli_opt(argc, argv, i, "--buckets", &s)) {
-        if (!s || cli_parse_count(s, &n) || n < 1 || n > 1000)
-            err = "--buckets takes 1..1000";
-        else
-            v->lo.buckets = (uint32_t)n;
-        v->buckets_arg = s;
+        v->format_reqlog = 1;
     } else {
-        return 0;
+        v->lo.format = s;
+        v->format_reqlog = 0;
     }
-    if (err)
-        *rc = cli_usage(cmd, "%s", err);
-    return 1;
+    return 0;
 }
+
+#define V(m) CLI_AT(viewcli, m)
+
+const cli_opt viewcli_opts[] = {
+    {"--title", .kind = CLI_STR, .arg = "TEXT", V(title), .err = "--title needs a text", .example = "t",
+     .help = "the report's title"},
+    {"--window", .kind = CLI_FN, .arg = "LIST", CLI_WHOLE(viewcli), .fn = set_windows,
+     .err = "--window takes positive durations, comma-separated (e.g. 1s,250ms; at most 16)", .example = "1s,250ms",
+     .help = "window sizes of the summaries, e.g. 1s,250ms (default: two\n"
+             "sizes giving about 20 and 100 windows)"},
+    {"--top", .kind = CLI_COUNT, .arg = "N", V(ro.top), .range = "[1,1000]", .err = "--top takes 1..1000",
+     .example = "5", .help = "keys per stacked-bar chart before \"other\" (default 10)"},
+    {"--rows", .kind = CLI_COUNT, .arg = "N", V(ro.table_rows), .range = "[1,1000000]",
+     .err = "--rows takes 1..1000000", .example = "10", .help = "table rows shown before the rest is folded (default 25)"},
+    {"--seed", .kind = CLI_COUNT, .arg = "N", V(ro.seed), .err = "--seed needs a number", .example = "3",
+     .help = "seed of the summaries' random paths (default 1)"},
+    {"--percentile", .kind = CLI_FN, .arg = "LIST", CLI_WHOLE(viewcli), .fn = set_pcts,
+     .err = "--percentile takes percentiles in (0, 100] or 'all', comma-separated (at most 16)",
+     .example = "50,p99,all", .help = "span percentiles, e.g. 50,95,99,all (the default)"},
+    {"--requests", .kind = CLI_FLAG, V(lo.requests), .help = "every input is a request log (no detection)"},
+    {"--format", .kind = CLI_FN, .arg = "F", CLI_WHOLE(viewcli), .fn = set_format,
+     .err = "--format needs a value", .example = "csv",
+     .help = "trace format (lpt, lptb or an importer's name), or csv, tsv,\njsonl for request logs"},
+    {"--model", .kind = CLI_STR, .arg = "FILE", V(lo.model), CLI_SEEN(viewcli, model_given),
+     .err = "--model needs a file", .example = "m.json",
+     .help = "causal model for request logs (default: inferred from them)"},
+    {"--categories", .kind = CLI_STR, .arg = "FILE", V(lo.categories), .err = "--categories needs a file",
+     .example = "c.txt", .help = "segment categories (docs/formats/mystery-categories.md)"},
+    {"--stratify", .kind = CLI_LIST, .arg = "SPEC", V(strat), .err = "--stratify needs an attribute",
+     .example = "browser", .help = "strata for Figure 7 (repeatable; default latency:5 and every\nrequest attribute)"},
+    {"--outliers", .kind = CLI_DOUBLE, .arg = "P", V(lo.outliers), .range = "(0,1)", CLI_RAW(viewcli, outliers_arg),
+     .err = "--outliers takes a share between 0 and 1", .example = "0.1",
+     .help = "share of slowest requests taken as outliers (default 0.05)"},
+    {"--buckets", .kind = CLI_COUNT, .arg = "N", V(lo.buckets), .range = "[1,1000]", CLI_RAW(viewcli, buckets_arg),
+     .err = "--buckets takes 1..1000", .example = "4", .help = "what-if slack buckets (default 20)"},
+    CLI_END,
+};
+
+#undef V
+
+/* ---- loading ---------------------------------------------------------------------------- */
 
 void viewcli_apply(viewcli *v)
 {
@@ -145,9 +96,9 @@ void viewcli_apply(viewcli *v)
     v->lo.no_skew = v->rq.no_skew;
     v->lo.reference = v->rq.reference;
     v->lo.threads = v->rq.threads;
-    if (v->nstrat) {
-        v->lo.stratify = v->strat;
-        v->lo.nstratify = v->nstrat;
+    if (v->strat.n) {
+        v->lo.stratify = v->strat.v;
+        v->lo.nstratify = v->strat.n;
     }
     if (cli_progress_enabled()) {
         v->lo.progress = cli_progress;

@@ -1,6 +1,7 @@
 /* serve_cmd.c: the command cache of the server (serve.h, lp_cmdcache): run a program
- * (by default this binary, /proc/self/exe) with an argument vector, capture its output
- * and keep it, keyed by the arguments.
+ * (the caller's: its path and argv[0] are options; the library assumes nothing about
+ * which binary it is linked into) with arguments, capture its output and keep it,
+ * keyed by the arguments.
  *
  * Invariants: an entry is in the list from the moment its run starts; it is `running`
  * (res == NULL) until the run ends, then complete (res set, one reference held by the
@@ -43,6 +44,7 @@ typedef struct entry {
 struct lp_cmdcache {
     lp_cmdcache_opts o;
     char *exe;
+    char *name;              /* argv[0] of the children */
     char **envp;             /* environment of the children (owned strings) */
     size_t nenv;
     pthread_mutex_t mu;
@@ -99,8 +101,13 @@ lp_status lp_cmdcache_new(lp_cmdcache **out, const lp_cmdcache_opts *o, lp_error
         c->o.max_output = (size_t)1 << 30;
     if (!c->o.cache_bytes)
         c->o.cache_bytes = (size_t)512 << 20;
-    const char *exe = c->o.exe ? c->o.exe : "/proc/self/exe";
-    c->exe = lp_strndup(exe, strlen(exe));
+    if (!c->o.exe || !*c->o.exe) {
+        lp_free(c);
+        return lp_error_set(err, LP_ERR_ARG, "the command cache needs the program to run");
+    }
+    const char *name = c->o.name ? c->o.name : c->o.exe;
+    c->exe = lp_strndup(c->o.exe, strlen(c->o.exe));
+    c->name = lp_strndup(name, strlen(name));
     /* the environment: ours, with the extra entries replacing same-named ones */
     size_t ne = 0, nx = 0;
     while (environ && environ[ne])
@@ -108,7 +115,7 @@ lp_status lp_cmdcache_new(lp_cmdcache **out, const lp_cmdcache_opts *o, lp_error
     while (c->o.env && c->o.env[nx])
         nx++;
     c->envp = lp_calloc(ne + nx + 1, sizeof *c->envp);
-    if (!c->exe || !c->envp)
+    if (!c->exe || !c->name || !c->envp)
         goto nomem;
     for (size_t i = 0; i < ne; i++) {
         const char *eq = strchr(environ[i], '=');
@@ -124,6 +131,7 @@ lp_status lp_cmdcache_new(lp_cmdcache **out, const lp_cmdcache_opts *o, lp_error
             goto nomem;
     c->o.env = NULL;
     c->o.exe = NULL;
+    c->o.name = NULL;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     *out = c;
@@ -133,6 +141,7 @@ nomem:
         lp_free(c->envp[i]);
     lp_free(c->envp);
     lp_free(c->exe);
+    lp_free(c->name);
     lp_free(c);
     return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
 }
@@ -200,6 +209,7 @@ void lp_cmdcache_free(lp_cmdcache *c)
         lp_free(c->envp[i]);
     lp_free(c->envp);
     lp_free(c->exe);
+    lp_free(c->name);
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     lp_free(c);
@@ -226,12 +236,12 @@ static int grow_add(char **buf, size_t *len, size_t *cap, const char *p, size_t 
     return 0;
 }
 
-static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *argv, size_t argc, lp_cmdout **res,
+static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, size_t nargs, lp_cmdout **res,
                            lp_error *err)
 {
     *res = NULL;
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    char **av = lp_calloc(argc + 1, sizeof *av);
+    char **av = lp_calloc(nargs + 2, sizeof *av);
     lp_cmdout *r = lp_calloc(1, sizeof *r);
     char *out = NULL;
     size_t olen = 0, ocap = 0;
@@ -240,8 +250,9 @@ static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *argv, si
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto done;
     }
-    for (size_t i = 0; i < argc; i++)
-        av[i] = (char *)argv[i];
+    av[0] = c->name;
+    for (size_t i = 0; i < nargs; i++)
+        av[i + 1] = (char *)args[i];
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
         st = lp_error_set(err, LP_ERR_IO, "pipe: %s", strerror(errno));
         goto done;
@@ -370,18 +381,18 @@ done:
     return st;
 }
 
-static char *make_key(const char *const *argv, size_t argc)
+static char *make_key(const char *const *args, size_t nargs)
 {
     size_t n = 1;
-    for (size_t i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
+    for (size_t i = 0; i < nargs; i++)
+        n += strlen(args[i]) + 1;
     char *k = lp_malloc(n);
     if (!k)
         return NULL;
     size_t len = 0;
-    for (size_t i = 0; i < argc; i++) {
-        size_t l = strlen(argv[i]);
-        memcpy(k + len, argv[i], l);
+    for (size_t i = 0; i < nargs; i++) {
+        size_t l = strlen(args[i]);
+        memcpy(k + len, args[i], l);
         len += l;
         k[len++] = '\x1f';
     }
@@ -389,12 +400,10 @@ static char *make_key(const char *const *argv, size_t argc)
     return k;
 }
 
-lp_status lp_cmdcache_get(lp_cmdcache *c, const char *const *argv, size_t argc, lp_cmdout **res, lp_error *err)
+lp_status lp_cmdcache_get(lp_cmdcache *c, const char *const *args, size_t nargs, lp_cmdout **res, lp_error *err)
 {
     *res = NULL;
-    if (!argc)
-        return lp_error_set(err, LP_ERR_ARG, "no arguments");
-    char *key = make_key(argv, argc);
+    char *key = make_key(args, nargs);
     if (!key)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     lp_status st = LP_OK;
@@ -445,7 +454,7 @@ lp_status lp_cmdcache_get(lp_cmdcache *c, const char *const *argv, size_t argc, 
         return st;
     }
     lp_cmdout *r = NULL;
-    st = run_child(c, mine, argv, argc, &r, err);
+    st = run_child(c, mine, args, nargs, &r, err);
     pthread_mutex_lock(&c->mu);
     c->running--;
     if (!st && !r->timed_out && !r->too_big && !c->down && r->status < 128) {

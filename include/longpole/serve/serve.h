@@ -1,7 +1,7 @@
 /* serve.h: a small local web server for longpole's views and JSON API (issue 6 item 3;
  * docs/serve.md), built on GNU libmicrohttpd, with server-sent events for live results
  * and a cache of command outputs. The library knows no analysis: the caller (cli/
- * cmd_serve.c, cli/cmd_stream.c) registers routes and fills responses.
+ * cmd_serve.c, cli/stream_serve.c) registers routes and fills responses.
  *
  * Security model (every rule enforced here, whatever the routes do):
  *  - Binds 127.0.0.1 unless told otherwise. When bound to a loopback address, the Host
@@ -78,9 +78,10 @@ void lp_server_hub_free(lp_server_hub *h);
 
 /* ---- command outputs ---------------------------------------------------------------- */
 
-/* Runs a program (the longpole binary itself, for the JSON API: the same writers as the
- * CLI by construction) with an argument vector, captures its standard output, and keeps
- * the result keyed by the arguments: the inputs never change while serving, so each
+/* Runs a program (for `longpole serve`'s JSON API the CLI passes its own executable:
+ * the same writers as the CLI by construction; the library never assumes which program
+ * it runs in) with an argument vector, captures its standard output, and keeps the
+ * result keyed by the arguments: the inputs never change while serving, so each
  * distinct request runs once. Concurrent requests for the same arguments share one run;
  * at most max_running children run at once, max_waiting more requests wait for a slot
  * (more: LP_ERR_LIMIT, "busy"); a child running longer than timeout_s, or writing more
@@ -90,7 +91,8 @@ void lp_server_hub_free(lp_server_hub *h);
 typedef struct lp_cmdcache lp_cmdcache;
 
 typedef struct lp_cmdcache_opts {
-    const char *exe;         /* the program (default "/proc/self/exe": this very binary) */
+    const char *exe;         /* the program's path (required; run as given, no PATH search) */
+    const char *name;        /* argv[0] of every run (default: exe) */
     unsigned max_running;    /* default 2 */
     unsigned max_waiting;    /* default 64 */
     double timeout_s;        /* default 600 */
@@ -109,12 +111,14 @@ typedef struct lp_cmdout {
     int refs;                /* internal */
 } lp_cmdout;
 
+/* LP_ERR_ARG without an exe. */
 lp_status lp_cmdcache_new(lp_cmdcache **out, const lp_cmdcache_opts *o, lp_error *err);
-/* The result of running argv[0..argc) (argv[0] is passed as the program's argv[0]);
- * *res holds a reference (lp_cmdout_unref). Thread-safe; blocks while the child runs.
- * LP_ERR_LIMIT when too many requests wait; LP_ERR_IO when the child could not start
- * or the cache is shutting down. */
-lp_status lp_cmdcache_get(lp_cmdcache *c, const char *const *argv, size_t argc, lp_cmdout **res, lp_error *err);
+/* The result of running the program with the arguments args[0..nargs) (its argv[0] is
+ * the options' name), kept by those arguments; *res holds a reference
+ * (lp_cmdout_unref). Thread-safe; blocks while the child runs. LP_ERR_LIMIT when too
+ * many requests wait; LP_ERR_IO when the child could not start or the cache is
+ * shutting down. */
+lp_status lp_cmdcache_get(lp_cmdcache *c, const char *const *args, size_t nargs, lp_cmdout **res, lp_error *err);
 void lp_cmdout_unref(lp_cmdout *o);
 /* Kill running children and refuse new runs (waiters get LP_ERR_IO). Idempotent. */
 void lp_cmdcache_shutdown(lp_cmdcache *c);

@@ -41,10 +41,10 @@ static int runs(void)
 /* Run `sh -c SCRIPT` through the cache; the script sees the counter file as $1. */
 static lp_status run(lp_cmdcache *c, const char *script, lp_cmdout **res)
 {
-    const char *argv[] = {"sh", "-c", script, "sh", counter};
+    const char *args[] = {"-c", script, "sh", counter};
     lp_error err;
     *res = NULL;
-    return lp_cmdcache_get(c, argv, 5, res, &err);
+    return lp_cmdcache_get(c, args, 4, res, &err);
 }
 
 static int out_is(const lp_cmdout *r, const char *want)
@@ -57,6 +57,7 @@ static lp_cmdcache *cache(double timeout, size_t max_output, size_t cache_bytes,
     lp_cmdcache_opts o;
     memset(&o, 0, sizeof o);
     o.exe = "/bin/sh";
+    o.name = "sh";
     o.timeout_s = timeout;
     o.max_output = max_output;
     o.cache_bytes = cache_bytes;
@@ -241,6 +242,30 @@ static void test_shutdown(void)
     lp_cmdcache_free(c);
 }
 
+/* The program and its argv[0] are the caller's (the library assumes no binary of its
+ * own): the child sees the options' name as argv[0], the arguments after it; no
+ * program is an argument error. */
+static void test_program_and_name(void)
+{
+    lp_cmdcache_opts o;
+    memset(&o, 0, sizeof o);
+    lp_cmdcache *c = NULL;
+    lp_error err;
+    CHECK_EQ_I(lp_cmdcache_new(&c, &o, &err), LP_ERR_ARG);
+    CHECK(c == NULL);
+    o.exe = "/bin/sh";
+    o.name = "lp-test-name";
+    if (lp_cmdcache_new(&c, &o, &err) != LP_OK)
+        return;
+    lp_cmdout *r = NULL;
+    const char *args[] = {"-c", "tr '\\000' ' ' < /proc/$$/cmdline"};
+    CHECK_EQ_I(lp_cmdcache_get(c, args, 2, &r, &err), LP_OK);
+    if (access("/proc/self/cmdline", R_OK) == 0)
+        CHECK(r && r->out && r->out->len >= 16 && memcmp(r->out->data, "lp-test-name -c ", 16) == 0);
+    lp_cmdout_unref(r);
+    lp_cmdcache_free(c);
+}
+
 int main(void)
 {
     if (access("/bin/sh", X_OK) != 0) {
@@ -259,6 +284,7 @@ int main(void)
     test_busy();
     test_eviction();
     test_shutdown();
+    test_program_and_name();
     unlink(counter);
     rmdir(dir);
     return t_done("test_cmdcache");

@@ -1,0 +1,53 @@
+/* summary.h: what `summary` and `stream` (and `stream --serve`) share: SnailTrail's
+ * summaries of a window printed as text, a compact line or a JSON line (sumprint.c),
+ * the totals over windows (sumtotal.c), and the summaries' options (sumopts.c). */
+#ifndef LP_CLI_SUMMARY_H
+#define LP_CLI_SUMMARY_H
+
+#include "cli.h"
+#include "longpole/analysis/snailtrail/window.h"
+
+/* How windows and totals are printed. */
+typedef struct cli_sumfmt {
+    int json, compact, timing;
+    size_t top;            /* rows per summary in text (0 = all) */
+    size_t top_json;       /* rows per summary in JSON (0 = all) */
+    int64_t base;          /* text times are printed relative to this instant */
+    uint64_t seed;         /* reported in JSON */
+} cli_sumfmt;
+
+/* One window's result as a text block, a compact line or a JSON line. */
+void cli_winres_print(FILE *f, const lp_winres *r, const cli_sumfmt *fmt);
+/* A time or duration in the largest unit it reaches, exactly ("2.25s", "-1.5us"); a
+ * share as a percentage ("12.5%", "<0.1%", "0"). */
+const char *cli_fmt_s(int64_t ns, char *buf, size_t n);
+const char *cli_fmt_pct(double x, char *buf, size_t n);
+
+/* The totals over windows: add each window's result as it comes, print at the end. */
+typedef struct cli_sumtotal cli_sumtotal;
+cli_sumtotal *cli_sumtotal_new(void);
+void cli_sumtotal_add(cli_sumtotal *st, const lp_winres *r);
+void cli_sumtotal_print(FILE *f, cli_sumtotal *st, const cli_sumfmt *fmt);
+void cli_sumtotal_free(cli_sumtotal *st);
+/* Windows whose CP does not sum to 1 within 1e-9 (*worst: the largest error). */
+uint64_t cli_sumtotal_failed(const cli_sumtotal *st, double *worst);
+/* Whether memory ran out while adding (the totals are then incomplete). */
+int cli_sumtotal_oom(const cli_sumtotal *st);
+
+/* --by LIST into (1u << lp_sumkind) bits; -1 if a name is unknown. */
+int cli_parse_kinds(const char *s, unsigned *kinds);
+
+/* The summaries' options of `summary` and `stream`: --by, --top, --seed, --no-path,
+ * --no-checks, --timing (table cli_sum_opts, on a cli_sumopts). */
+typedef struct cli_sumopts {
+    lp_winopts win;        /* --by, --seed, --no-path, --no-checks */
+    cli_sumfmt fmt;        /* --top, --timing (and the seed, copied by cli_sumopts_apply) */
+    int top_given;
+} cli_sumopts;
+extern const cli_opt cli_sum_opts[];
+/* Defaults: every summary, seed 1, 5 rows. */
+void cli_sumopts_init(cli_sumopts *o);
+/* After parsing: the seed reported, JSON rows (all unless --top). */
+void cli_sumopts_apply(cli_sumopts *o);
+
+#endif
