@@ -93,6 +93,9 @@ static lp_status check_workers(const lp_kgraph *g, lp_error *err)
 {
     if (g->voff[0] != 0 || g->voff[g->nworkers] != g->nv)
         return BAD("vertex offsets do not cover the %u vertices", g->nv);
+    for (uint32_t w = 0; w < g->nworkers; w++) /* before any vertex is read */
+        if (g->voff[w + 1] < g->voff[w])
+            return BAD("worker %u: vertex offsets decrease", w);
     for (uint32_t i = 0; i < g->nhosts; i++)
         if (g->host[i] >= g->strs.n)
             return BAD("host %u: bad name id %u", i, g->host[i]);
@@ -102,8 +105,6 @@ static lp_status check_workers(const lp_kgraph *g, lp_error *err)
             return BAD("worker %u: bad host, command or name id", w);
         if (k->tid < -1 || (k->tid <= 0) != (k->cpu >= 0))
             return BAD("worker %u: tid %d and cpu %d do not agree", w, k->tid, k->cpu);
-        if (g->voff[w + 1] < g->voff[w])
-            return BAD("worker %u: vertex offsets decrease", w);
         uint32_t a = g->voff[w], b = g->voff[w + 1];
         for (uint32_t v = a; v < b; v++) {
             uint8_t st = g->vstate[v], rs = g->vreason[v];
