@@ -7,7 +7,7 @@
  * 4-byte permutation per vertex of the part being copied, and frees each part's columns
  * once copied, so the peak is the finished graph plus the largest part. Names are
  * formatted here ("host/comm-tid") and made unique with a "#n" suffix if two workers
- * would share one (counted in stats.nrenamed).
+ * would share one (counted in stats.nrenamed). Workers without a vertex are dropped.
  */
 #include "analysis/kernel/kgraph_int.h"
 #include "longpole/base/alloc.h"
@@ -213,9 +213,39 @@ static void put_link(lp_kgraph *g, uint32_t l, uint32_t from, uint32_t to, uint8
     g->vin[to] = l;
 }
 
+/* Drop the part's workers that never got a vertex (seen only in a fork, statedump or
+ * exit event: Trace Compass's graph has no such workers either); 0, or -1 on out of
+ * memory. */
+static int compact_workers(kpart *p)
+{
+    uint32_t *map = lp_malloc((p->nw ? p->nw : 1) * sizeof *map), n = 0;
+    if (!map)
+        return -1;
+    for (uint32_t w = 0; w < p->nw; w++) {
+        map[w] = p->wcount[w] ? n : LP_NONE32;
+        if (p->wcount[w]) {
+            p->whost[n] = p->whost[w];
+            p->wtid[n] = p->wtid[w];
+            p->wcpu[n] = p->wcpu[w];
+            p->wcomm[n] = p->wcomm[w];
+            p->wtail[n] = p->wtail[w];
+            p->wcount[n] = p->wcount[w];
+            n++;
+        }
+    }
+    for (uint32_t v = 0; v < p->nv; v++)
+        p->vw[v] = map[p->vw[v]];
+    p->nw = n;
+    lp_free(map);
+    return 0;
+}
+
 lp_status kgraph_layout(lp_kgraph *g, kpart *parts, uint32_t nparts, const kxlink *x, uint64_t nx, uint32_t **perms,
                         lp_error *err)
 {
+    for (uint32_t p = 0; p < nparts; p++)
+        if (compact_workers(&parts[p]))
+            return nomem(err);
     uint64_t nw = 0, nv = 0, nl = nx;
     for (uint32_t p = 0; p < nparts; p++) {
         nw += parts[p].nw;

@@ -149,6 +149,24 @@ static inline int kg_has_link(const lp_kgraph *g, const char *a, int64_t ta, con
     return 0;
 }
 
+/* Two graphs equal column by column (strings by content). */
+static inline int kg_same(const lp_kgraph *a, const lp_kgraph *b)
+{
+    if (a->nhosts != b->nhosts || a->nworkers != b->nworkers || a->nv != b->nv || a->nlinks != b->nlinks ||
+        a->npk != b->npk || a->synced != b->synced)
+        return 0;
+    for (uint32_t w = 0; w < a->nworkers; w++)
+        if (a->w[w].host != b->w[w].host || a->w[w].tid != b->w[w].tid || a->w[w].cpu != b->w[w].cpu ||
+            strcmp(lp_kgraph_worker_name(a, w), lp_kgraph_worker_name(b, w)) != 0)
+            return 0;
+    return !memcmp(a->voff, b->voff, (a->nworkers + 1) * 4) && !memcmp(a->vt, b->vt, a->nv * 8) &&
+           !memcmp(a->vstate, b->vstate, a->nv) && !memcmp(a->vreason, b->vreason, a->nv) &&
+           !memcmp(a->vin, b->vin, a->nv * 4) && !memcmp(a->vout, b->vout, a->nv * 4) &&
+           !memcmp(a->lfrom, b->lfrom, a->nlinks * 4) && !memcmp(a->lto, b->lto, a->nlinks * 4) &&
+           !memcmp(a->lkind, b->lkind, a->nlinks) && !memcmp(a->pk, b->pk, a->npk * sizeof *a->pk) &&
+           !memcmp(&a->st, &b->st, sizeof a->st);
+}
+
 /* ---- paths --------------------------------------------------------------------------- */
 
 /* An expected element: kind, worker, from (links), start, end, state, reason, flags. */

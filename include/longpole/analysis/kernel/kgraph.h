@@ -201,7 +201,8 @@ lp_status lp_kgraph_builder_new(lp_kgraph_builder **out, lp_error *err);
 void lp_kgraph_builder_free(lp_kgraph_builder *b);
 /* A host by name (created on first use). */
 lp_status lp_kgraph_builder_host(lp_kgraph_builder *b, const char *name, uint32_t *host, lp_error *err);
-/* A new worker; worker ids are given in order of creation and kept by finish. */
+/* A new worker; worker ids are given in order of creation and kept by finish, except
+ * that workers left without any vertex are dropped (as in graphs built from events). */
 lp_status lp_kgraph_builder_worker(lp_kgraph_builder *b, uint32_t host, int32_t tid, int32_t cpu, const char *comm,
                                    uint32_t *w, lp_error *err);
 /* Append a vertex at time t to worker w; the edge from w's previous vertex gets `state`
