@@ -89,6 +89,19 @@ size_t lp_kgraph_footprint(const lp_kgraph *g)
 
 #define BAD(...) lp_error_set(err, LP_ERR_FORMAT, __VA_ARGS__)
 
+/* Any vertex of [a, b) with a bad state or reason, or a time going back? */
+static int bad_vertices(const lp_kgraph *g, uint32_t a, uint32_t b)
+{
+    unsigned bad = 0;
+    for (uint32_t v = a; v < b; v++) {
+        unsigned st = g->vstate[v], rs = g->vreason[v];
+        bad |= (st >= LP_KS_COUNT) | (rs >= LP_KR_COUNT) | ((st == LP_KS_BLOCKED) ^ (rs != LP_KR_NONE));
+    }
+    for (uint32_t v = a; v + 1 < b; v++)
+        bad |= g->vt[v + 1] < g->vt[v];
+    return bad != 0;
+}
+
 static lp_status check_workers(const lp_kgraph *g, lp_error *err)
 {
     if (g->voff[0] != 0 || g->voff[g->nworkers] != g->nv)
@@ -106,14 +119,15 @@ static lp_status check_workers(const lp_kgraph *g, lp_error *err)
         if (k->tid < -1 || (k->tid <= 0) != (k->cpu >= 0))
             return BAD("worker %u: tid %d and cpu %d do not agree", w, k->tid, k->cpu);
         uint32_t a = g->voff[w], b = g->voff[w + 1];
-        for (uint32_t v = a; v < b; v++) {
-            uint8_t st = g->vstate[v], rs = g->vreason[v];
-            if (st >= LP_KS_COUNT || rs >= LP_KR_COUNT || (st == LP_KS_BLOCKED) != (rs != LP_KR_NONE))
-                return BAD("vertex %u (worker %u): bad state %u / reason %u", v, w, st, rs);
-            if (v + 1 < b && g->vt[v + 1] < g->vt[v])
-                return BAD("vertex %u (worker %u): time goes back (%lld after %lld)", v + 1, w,
-                           (long long)g->vt[v + 1], (long long)g->vt[v]);
-        }
+        if (bad_vertices(g, a, b)) /* branch-free scan; on failure find and name the vertex */
+            for (uint32_t v = a; v < b; v++) {
+                uint8_t st = g->vstate[v], rs = g->vreason[v];
+                if (st >= LP_KS_COUNT || rs >= LP_KR_COUNT || (st == LP_KS_BLOCKED) != (rs != LP_KR_NONE))
+                    return BAD("vertex %u (worker %u): bad state %u / reason %u", v, w, st, rs);
+                if (v + 1 < b && g->vt[v + 1] < g->vt[v])
+                    return BAD("vertex %u (worker %u): time goes back (%lld after %lld)", v + 1, w,
+                               (long long)g->vt[v + 1], (long long)g->vt[v]);
+            }
         if (b > a && g->vstate[b - 1] != LP_KS_NONE)
             return BAD("vertex %u: the last vertex of worker %u has an outgoing edge", b - 1, w);
     }
@@ -142,12 +156,17 @@ static lp_status check_links(const lp_kgraph *g, lp_error *err)
         if (g->vt[b] < g->vt[a])
             return BAD("link %u: runs back in time (%lld to %lld)", l, (long long)g->vt[a], (long long)g->vt[b]);
     }
+    /* each link claims its two vertices (so no two share one); if exactly nlinks
+     * vertices name an incoming (outgoing) link, those are the claimed ones: no other
+     * vertex names a link. A sequential count instead of a lookup per vertex. */
+    uint64_t nin = 0, nout = 0;
     for (uint32_t v = 0; v < g->nv; v++) {
-        if (g->vin[v] != LP_NONE32 && (g->vin[v] >= g->nlinks || g->lto[g->vin[v]] != v))
-            return BAD("vertex %u: bad incoming link", v);
-        if (g->vout[v] != LP_NONE32 && (g->vout[v] >= g->nlinks || g->lfrom[g->vout[v]] != v))
-            return BAD("vertex %u: bad outgoing link", v);
+        nin += g->vin[v] != LP_NONE32;
+        nout += g->vout[v] != LP_NONE32;
     }
+    if (nin != g->nlinks || nout != g->nlinks)
+        return BAD("%llu vertices name an incoming and %llu an outgoing link, for %u links", (unsigned long long)nin,
+                   (unsigned long long)nout, g->nlinks);
     for (uint64_t i = 0; i < g->npk; i++) {
         const lp_kpktkey *k = &g->pk[i];
         if (k->host >= g->nhosts || (k->vertex != LP_NONE32 && k->vertex >= g->nv) || k->dir > 1)

@@ -29,7 +29,7 @@ static void fx_init(fx *f, int nactors)
     uint32_t h;
     CHECK(lp_kgraph_builder_host(f->b, "h", &h, &f->err) == LP_OK);
     for (int i = 0; i < nactors; i++) {
-        char comm[8];
+        char comm[16];
         snprintf(comm, sizeof comm, "a%d", i);
         CHECK(lp_kgraph_builder_worker(f->b, h, i + 1, -1, comm, &f->w[i], &f->err) == LP_OK);
     }

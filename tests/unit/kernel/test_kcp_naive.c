@@ -392,6 +392,18 @@ int main(void)
                 lp_kcp_release(&cp);
             }
         }
+        if (round % 10 == 0) { /* the model's view of random graphs, self-links included */
+            lp_diags ds;
+            lp_diags_init(&ds, 5);
+            lp_trace *t = NULL;
+            lp_error err;
+            CHECK(lp_kgraph_to_trace(g, &ds, &t, &err) == LP_OK);
+            CHECK_EQ_I(ds.nerrors, 0);
+            if (t)
+                CHECK_EQ_I(t->nmsgs, g->nlinks);
+            lp_trace_free(t);
+            lp_diags_release(&ds);
+        }
         lp_kgraph_free(g);
     }
     fprintf(stderr, "compared %d paths (%d skipped: too many walks), %d graphs with links\n", compared, skipped,

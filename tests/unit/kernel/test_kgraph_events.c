@@ -294,7 +294,7 @@ static void random_trace(lp_ktrace *kt, lp_kmatch *m, uint64_t *seed, int nhosts
         LP_KEV_NET_RX_ENTRY, LP_KEV_NET_RX_EXIT, LP_KEV_OTHER};
     static const char *const comms[] = {"a", "b", "c", "d"};
     for (int h = 0; h < nhosts; h++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "h%d", h);
         uint32_t ncpus = 1 + (uint32_t)(t_splitmix(seed) % 3);
         kt_host(kt, name, ncpus);
