@@ -64,7 +64,7 @@ lp_status kgraph_layout(lp_kgraph *g, kpart *parts, uint32_t nparts, const kxlin
  * (O(V + L), 8 bytes per vertex). 0 acyclic, 1 cycle (*at: a vertex on or behind it),
  * -1 out of memory. Written to move to src/graph (shared graph kernels) when that layer
  * lands. */
-int kgraph_has_cycle(const lp_kgraph *g, uint32_t *at);
+int kgraph_has_cycle(const lp_kgraph *g, uint32_t *at); /* kgraph_topo.c */
 
 /* ---- one host's events (kgraph_events.c) ----------------------------------------- */
 
