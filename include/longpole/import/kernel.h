@@ -55,6 +55,14 @@ typedef enum lp_kev_type {
     LP_KEV_SYSCALL_ENTRY,    /* name = syscall name */
     LP_KEV_SYSCALL_EXIT,     /* name = syscall name, a = ret */
     LP_KEV_OTHER,            /* read but not used by the graph; name = event name (counted by name) */
+    /* Added for the execution graph (src/analysis/kernel/), after LP_KEV_OTHER so that no
+     * earlier value moves. Interrupt and packet-reception contexts that some LTTng
+     * set-ups record around the handlers (lttng-modules addons kprobes; Trace Compass's
+     * "complete IRQ" and "packet reception" contexts): */
+    LP_KEV_IRQ_CTX_ENTRY,    /* do_IRQ entry: the whole interrupt; a = irq, or -1 when the event does not say */
+    LP_KEV_IRQ_CTX_EXIT,     /* do_IRQ return */
+    LP_KEV_NET_RX_ENTRY,     /* netif_receive_skb_internal entry: a packet is being received on this CPU */
+    LP_KEV_NET_RX_EXIT,      /* netif_receive_skb_internal return */
     LP_KEV_NTYPES
 } lp_kev_type;
 
