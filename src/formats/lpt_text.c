@@ -8,7 +8,14 @@
  * and skipped. Tuned for >= 10 M records/s on one core: names (workers, types,
  * operators) and whole attribute lists are looked up in small direct-mapped caches
  * keyed by their raw bytes before any hashing or interning, and integers are parsed
- * eight digits at a time.
+ * eight digits at a time. The caches are caches, not tables: a slot is overwritten by
+ * the next name that maps to it, a miss falls through to the builder's tables (string
+ * table, the library's hash map base/hashmap.h), and a hit costs one load and a
+ * 16-byte compare, which a general table with its hashing and probing could not match
+ * on this path.
+ *
+ * Writer: halves (S/R) are written back as halves, one S per (sender, receiver, id),
+ * found in the library's hash table.
  *
  * Escapes (an extension of MODEL.md, see docs/formats/lpt.md): inside a token, %XX
  * (two hex digits) stands for that byte; the writer escapes whitespace, '%', '=' in
@@ -18,6 +25,7 @@
 #include "longpole/codec/io.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <pthread.h>
@@ -91,6 +99,9 @@ static inline void tok_key(const char *p, size_t n, uint64_t *k0, uint64_t *k1)
     *k1 = b;
 }
 
+/* The name caches' slot of a name (direct-mapped caches in front of the builder's
+ * tables, not tables of their own: see the header; converting them to the library's
+ * hash map would slow the reader down). */
 static inline uint32_t key_hash(uint64_t k0, uint64_t k1, const char *p, size_t n)
 {
     uint64_t z = 0;
@@ -1149,6 +1160,24 @@ static void wmsgid(wbuf *w, const lp_trace *t, uint64_t id)
     }
 }
 
+/* Message m's (sender, receiver, id), for the table of the S halves written. */
+typedef struct halfkey {
+    const lp_trace *t;
+    uint64_t m;
+} halfkey;
+
+static inline uint32_t half_hash(const lp_trace *t, uint64_t m)
+{
+    return (uint32_t)lp_hash_mix(t->mid[m], (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
+}
+
+static inline int same_half(const void *ctx, uint64_t o)
+{
+    const halfkey *k = ctx;
+    const lp_trace *t = k->t;
+    return t->msrc[o] == t->msrc[k->m] && t->mdst[o] == t->mdst[k->m] && t->mid[o] == t->mid[k->m];
+}
+
 lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
 {
     wbuf w = {out, NULL, 0, (size_t)1 << 20, 0, NULL, NULL, 0, 0};
@@ -1202,11 +1231,8 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     uint64_t nhalf = 0;
     for (uint64_t m = 0; m < t->nmsgs; m++)
         nhalf += (t->mflags[m] & LP_MSG_HALVES) && t->mid[m] != LP_MSGID_NONE;
-    uint64_t hcap = 16;
-    while (hcap < 2 * nhalf)
-        hcap *= 2;
-    uint32_t *sent = nhalf ? lp_calloc(hcap, sizeof *sent) : NULL; /* message index + 1 of each S written */
-    if (nhalf && !sent) {
+    lp_hmap32 sent; /* (sender, receiver, id) -> the message whose S was written */
+    if (lp_hmap32_init(&sent, nhalf, NULL)) {
         lp_free(w.p);
         lp_free(w.cache);
         lp_free(w.cbuf);
@@ -1215,19 +1241,10 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     for (uint64_t m = 0; m < t->nmsgs; m++) {
         int half = (t->mflags[m] & LP_MSG_HALVES) && t->mid[m] != LP_MSGID_NONE;
         if (half) {
-            uint64_t h = (t->mid[m] * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)t->msrc[m] << 32 | t->mdst[m]);
-            h ^= h >> 29;
-            uint64_t j = h & (hcap - 1);
-            int dup = 0;
-            for (; sent[j]; j = (j + 1) & (hcap - 1)) {
-                uint64_t o = sent[j] - 1;
-                if (t->msrc[o] == t->msrc[m] && t->mdst[o] == t->mdst[m] && t->mid[o] == t->mid[m]) {
-                    dup = 1;
-                    break;
-                }
-            }
-            if (!dup) {
-                sent[j] = (uint32_t)m + 1;
+            halfkey k = {t, m};
+            int added; /* room for every half was reserved: this cannot fail */
+            lp_hmap32_find_or_add(&sent, half_hash(t, m), same_half, &k, (uint32_t)m, &added);
+            if (added) {
                 wput(&w, "S ", 2);
                 wstr(&w, t, t->wname[t->msrc[m]], 0);
                 wc(&w, ' ');
@@ -1265,7 +1282,7 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
         wattrs(&w, t, t->mattr[m]);
         wc(&w, '\n');
     }
-    lp_free(sent);
+    lp_hmap32_release(&sent);
     wflush(&w);
     lp_free(w.p);
     lp_free(w.cache);

@@ -63,6 +63,7 @@
 #include "longpole/import/import.h"
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <stdarg.h>
@@ -285,9 +286,7 @@ typedef struct cctx {
     lp_str s_launch, s_cat, s_stack, s_pid, s_tid, s_process, s_thread, s_labels, s_sort, s_kind, s_gpu, s_cpu, s_async,
         s_unclosed, s_true, s_clipped, s_flow, s_edge, s_async_begin, s_async_end, s_sync, s_stream, s_rank;
 
-    uint64_t *memo_k;     /* stack-text memo: (parent stack << 32 | parent name) -> ... */
-    lp_str *memo_v;       /* ... the stack text of the children; open addressing */
-    size_t memo_cap, memo_n;
+    lp_hmap memo;         /* stack-text memo: (parent stack << 32 | parent name) -> children's stack text */
     char *stackbuf;       /* scratch for building stack texts */
     lp_str k_cat[K_NCATS];  /* the categories that matter (kcat_names), interned */
 } cctx;
@@ -2071,39 +2070,10 @@ static lp_status stack_of(cctx *c, lp_str parent_stack, lp_str parent_name, lp_s
 {
     if (parent_name == LP_STR_NONE)
         parent_name = LP_STR_EMPTY;
-    uint64_t key = ((uint64_t)parent_stack << 32) | parent_name;
-    if (c->memo_n * 2 >= c->memo_cap) {
-        size_t ncap = c->memo_cap ? c->memo_cap * 2 : 1024;
-        uint64_t *nk = lp_malloc(ncap * sizeof *nk);
-        lp_str *nv = lp_malloc(ncap * sizeof *nv);
-        if (!nk || !nv) {
-            lp_free(nk);
-            lp_free(nv);
-            return nomem(c);
-        }
-        for (size_t i = 0; i < ncap; i++)
-            nk[i] = UINT64_MAX;
-        for (size_t i = 0; i < c->memo_cap; i++)
-            if (c->memo_k[i] != UINT64_MAX) {
-                size_t h = (size_t)((c->memo_k[i] * 0x9E3779B97F4A7C15ull) >> 20) & (ncap - 1);
-                while (nk[h] != UINT64_MAX)
-                    h = (h + 1) & (ncap - 1);
-                nk[h] = c->memo_k[i];
-                nv[h] = c->memo_v[i];
-            }
-        lp_free(c->memo_k);
-        lp_free(c->memo_v);
-        c->memo_k = nk;
-        c->memo_v = nv;
-        c->memo_cap = ncap;
-    }
-    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (c->memo_cap - 1);
-    while (c->memo_k[h] != UINT64_MAX) {
-        if (c->memo_k[h] == key) {
-            *out = c->memo_v[h];
-            return LP_OK;
-        }
-        h = (h + 1) & (c->memo_cap - 1);
+    uint64_t key = ((uint64_t)parent_stack << 32) | parent_name, text;
+    if (lp_hmap_get(&c->memo, key, &text)) {
+        *out = (lp_str)text;
+        return LP_OK;
     }
     /* text: parent stack + ";" + parent name */
     size_t o = 0;
@@ -2122,9 +2092,8 @@ static lp_status stack_of(cctx *c, lp_str parent_stack, lp_str parent_name, lp_s
     lp_str s;
     if (intern(c, c->stackbuf, o, &s))
         return nomem(c);
-    c->memo_k[h] = key;
-    c->memo_v[h] = s;
-    c->memo_n++;
+    if (lp_hmap_put(&c->memo, key, s, NULL))
+        return nomem(c);
     *out = s;
     return LP_OK;
 }
@@ -2354,8 +2323,7 @@ static void release(cctx *c)
     lp_free(c->gop);
     lp_free(c->keyval);
     lp_free(c->kvp);
-    lp_free(c->memo_k);
-    lp_free(c->memo_v);
+    lp_hmap_release(&c->memo);
     lp_free(c->stackbuf);
     lp_strtab_release(&c->keys);
 }

@@ -40,6 +40,7 @@
 #include "longpole/import/import.h"
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -62,70 +63,15 @@ static const char *const skip_names[SK_N] = {
     "duplicate task ends", "tasks never ended", "files in an unsupported codec",
 };
 
-/* ---- a map from 64-bit keys to indices ---------------------------------------------- */
+/* ---- maps from 64-bit keys to indices: the library's hash table ------------------------- */
 
-typedef struct imap {
-    uint64_t *k;
-    uint32_t *v;
-    size_t cap, n;
-} imap;
-
-static size_t ihash(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
-
-static uint32_t imap_get(const imap *m, uint64_t k)
+static uint32_t imap_get(const lp_hmap *m, uint64_t k)
 {
-    if (!m->cap)
-        return NONE;
-    for (size_t h = ihash(k, m->cap);; h = (h + 1) & (m->cap - 1)) {
-        if (m->v[h] == NONE)
-            return NONE;
-        if (m->k[h] == k)
-            return m->v[h];
-    }
+    uint64_t v;
+    return lp_hmap_get(m, k, &v) ? (uint32_t)v : NONE;
 }
 
-static int imap_put(imap *m, uint64_t k, uint32_t v)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        uint64_t *nk = lp_malloc(ncap * sizeof *nk);
-        uint32_t *nv = lp_malloc(ncap * sizeof *nv);
-        if (!nk || !nv) {
-            lp_free(nk);
-            lp_free(nv);
-            return -1;
-        }
-        for (size_t i = 0; i < ncap; i++)
-            nv[i] = NONE;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->v[i] != NONE) {
-                size_t h = ihash(m->k[i], ncap);
-                while (nv[h] != NONE)
-                    h = (h + 1) & (ncap - 1);
-                nk[h] = m->k[i];
-                nv[h] = m->v[i];
-            }
-        lp_free(m->k);
-        lp_free(m->v);
-        m->k = nk;
-        m->v = nv;
-        m->cap = ncap;
-    }
-    size_t h = ihash(k, m->cap);
-    while (m->v[h] != NONE && m->k[h] != k)
-        h = (h + 1) & (m->cap - 1);
-    if (m->v[h] == NONE)
-        m->n++;
-    m->k[h] = k;
-    m->v[h] = v;
-    return 0;
-}
-
-static void imap_release(imap *m)
-{
-    lp_free(m->k);
-    lp_free(m->v);
-}
+static int imap_put(lp_hmap *m, uint64_t k, uint32_t v) { return lp_hmap_put(m, k, v, NULL) ? -1 : 0; }
 
 /* ---- state ------------------------------------------------------------------------------ */
 
@@ -201,19 +147,19 @@ typedef struct sctx {
 
     stask *tk;                           /* tasks (TaskStart/TaskEnd merged) */
     size_t ntk, captk;
-    imap taskmap;                        /* task id -> index */
+    lp_hmap taskmap;                        /* task id -> index */
     sstage *sg;                          /* stage attempts */
     size_t nsg, capsg;
-    imap stagemap;                       /* (stage, attempt) -> index */
-    imap stagename;                      /* stage -> index of an attempt carrying its name */
+    lp_hmap stagemap;                       /* (stage, attempt) -> index */
+    lp_hmap stagename;                      /* stage -> index of an attempt carrying its name */
     sjob *jb;                            /* jobs */
     size_t njb, capjb;
-    imap jobmap;                         /* job id -> index */
+    lp_hmap jobmap;                         /* job id -> index */
     int32_t *jobstages;                  /* the stage ids of every job (sjob.stfirst..) */
     size_t njobstages, capjobstages;
     sexec *ex;                           /* executors */
     size_t nex, capex;
-    imap execmap;                        /* executor id string -> index */
+    lp_hmap execmap;                        /* executor id string -> index */
 
     lp_str app_name, app_id, version, driver_host; /* application facts (LP_STR_NONE if absent) */
     int64_t app_start, app_end;          /* ms, -1 if absent */
@@ -1195,11 +1141,11 @@ static void release(sctx *c)
     lp_free(c->sg);
     lp_free(c->jb);
     lp_free(c->jobstages);
-    imap_release(&c->taskmap);
-    imap_release(&c->stagemap);
-    imap_release(&c->stagename);
-    imap_release(&c->jobmap);
-    imap_release(&c->execmap);
+    lp_hmap_release(&c->taskmap);
+    lp_hmap_release(&c->stagemap);
+    lp_hmap_release(&c->stagename);
+    lp_hmap_release(&c->jobmap);
+    lp_hmap_release(&c->execmap);
 }
 
 static lp_status add_file(sctx *c, const char *name)

@@ -6,6 +6,7 @@
 
 #include "longpole/stream/stream.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -144,7 +145,7 @@ typedef struct pend {
     int64_t t;               /* send time (SEND, DONE) or receive time (RECV) */
     uint32_t src, dst;       /* dst LP_NONE32: a send to any receiver (SnailTrail) */
     uint32_t seq;            /* RECV: its arrival number */
-    uint8_t kind;            /* 0 = empty slot */
+    uint8_t kind;            /* 0 = removed (a hole until the array is compacted) */
 } pend;
 
 #define LATE_RING 4096       /* closed windows whose late records are counted one by one */
@@ -166,8 +167,7 @@ struct lp_stream {
     lp_str *ostr;              /* [nops] operator names */
     uint32_t *opar;            /* [nops] parallelism so far */
     uint32_t nops, capops;
-    uint64_t *oppairs;         /* open addressing set of (op+1) << 32 | worker */
-    size_t noppairs, capoppairs;
+    lp_hmap oppairs;           /* the set of (op+1) << 32 | worker seen */
     snames *cur_names;         /* current snapshot (NULL: to be made) */
     struct { const char *p; uint32_t n, id; } cache[3][1024]; /* worker, type, op name caches: 512
                                 * sets of two, the most recent first */
@@ -192,8 +192,10 @@ struct lp_stream {
     srec *store;
     size_t nstore, capstore;
     uint8_t *mark;             /* [capstore] selection scratch */
-    pend *pend;                /* open addressing, capacity a power of two */
-    size_t npend, cappend, npending_live; /* live = SEND + RECV */
+    pend *pend;                /* pending halves in order of arrival, with holes */
+    size_t endpend, cappend;   /* slots used (entries and holes), allocated */
+    size_t npend, npending_live; /* entries; of them live = SEND + RECV */
+    lp_hmap32 pendmap;         /* hash of (src, dst, id) -> index in pend (hashed keys) */
     /* per-worker scratch for selection */
     int64_t *predt, *succt, *npredt;
     size_t *predi, *npredi;    /* last event before ts (pred) and before the next window (npred) */
@@ -241,7 +243,9 @@ struct lp_stream {
     lp_sumkeys *last_keys;
 };
 
-/* The name caches: a direct-mapped slot per hash of the name's bytes. */
+/* The name caches: a direct-mapped slot per hash of the name's bytes (caches in front
+ * of the string table and the id arrays s2w/s2t/s2o, not tables: a hit is a load and a
+ * compare of a few bytes, cheaper than the library's hash map on this per-record path). */
 static inline uint32_t lp_stream_name_hash(const char *p, size_t n)
 {
     uint64_t a = 0, z = 0;

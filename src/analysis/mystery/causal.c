@@ -15,6 +15,7 @@
  */
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/par.h"
 
 #include <regex.h>
@@ -63,33 +64,27 @@ void lp_causal_release(lp_causal *m)
     lp_free(m->seen);
     lp_free(m->filter);
     lp_free(m->pipe_rej);
-    lp_free(m->shash);
+    if (m->segmap)
+        lp_hmap32_release(m->segmap);
+    lp_free(m->segmap);
     memset(m, 0, sizeof *m);
 }
 
 static inline uint32_t seg_hash(lp_str t, lp_str f, lp_str e)
 {
-    uint64_t h = ((uint64_t)t * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)f * 0xC2B2AE3D27D4EB4FULL) ^
-                 ((uint64_t)e * 0x165667B19E3779F9ULL);
-    return (uint32_t)(h ^ (h >> 29));
+    return (uint32_t)lp_hash_mix((uint64_t)t << 32 | f, e);
 }
 
-/* Rebuild the name index for capacity `cap` (a power of two). */
-static int index_segments(lp_causal *m, uint32_t cap)
+/* A segment's names being looked up, for the table's equality callback. */
+typedef struct segkey {
+    const lp_causal *m;
+    lp_str t, f, e;
+} segkey;
+
+static inline int same_segment(const void *ctx, uint64_t s)
 {
-    uint32_t *h = lp_calloc(cap, sizeof *h);
-    if (!h)
-        return -1;
-    for (uint32_t s = 0; s < m->nseg; s++) {
-        uint32_t i = seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]) & (cap - 1);
-        while (h[i])
-            i = (i + 1) & (cap - 1);
-        h[i] = s + 1;
-    }
-    lp_free(m->shash);
-    m->shash = h;
-    m->shcap = cap;
-    return 0;
+    const segkey *k = ctx;
+    return k->m->seg_task[s] == k->t && k->m->seg_from[s] == k->f && k->m->seg_to[s] == k->e;
 }
 
 lp_status lp_causal_set_filter(lp_causal *m, const char *regex, lp_error *err)
@@ -157,14 +152,11 @@ uint32_t lp_causal_find(const lp_causal *m, const char *task, const char *from, 
     lp_str t = lp_strtab_find(&m->names, task, strlen(task));
     lp_str f = lp_strtab_find(&m->names, from, strlen(from));
     lp_str e = lp_strtab_find(&m->names, to, strlen(to));
-    if (t == LP_STR_NONE || f == LP_STR_NONE || e == LP_STR_NONE || !m->shcap)
+    if (t == LP_STR_NONE || f == LP_STR_NONE || e == LP_STR_NONE || !m->segmap)
         return LP_CAUSAL_NONE;
-    for (uint32_t i = seg_hash(t, f, e) & (m->shcap - 1); m->shash[i]; i = (i + 1) & (m->shcap - 1)) {
-        uint32_t s = m->shash[i] - 1;
-        if (m->seg_task[s] == t && m->seg_from[s] == f && m->seg_to[s] == e)
-            return s;
-    }
-    return LP_CAUSAL_NONE;
+    segkey k = {m, t, f, e};
+    uint32_t s = lp_hmap32_find(m->segmap, seg_hash(t, f, e), same_segment, &k, NULL);
+    return s == LP_HMAP32_EMPTY ? LP_CAUSAL_NONE : s;
 }
 
 lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, const char *to, uint32_t *id,
@@ -204,6 +196,8 @@ lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, co
     }
     if (grow_words(m, m->nseg + 1))
         goto nomem;
+    if (!m->segmap && !(m->segmap = lp_calloc(1, sizeof *m->segmap))) /* zeroed: an empty table */
+        goto nomem;
     s = m->nseg;
     if (lp_strtab_intern(&m->names, task, strlen(task), &m->seg_task[s]) ||
         lp_strtab_intern(&m->names, from, strlen(from), &m->seg_from[s]) ||
@@ -212,18 +206,9 @@ lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, co
     m->seg_count[s] = 0;
     m->seg_cross[s] = 0;
     m->seg_dropped[s] = 0;
+    if (lp_hmap32_add(m->segmap, seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]), s, NULL))
+        goto nomem;
     m->nseg++;
-    if ((uint64_t)m->nseg * 2 > m->shcap) {
-        if (index_segments(m, m->shcap ? m->shcap * 2 : 128)) {
-            m->nseg--;
-            goto nomem;
-        }
-    } else {
-        uint32_t i = seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]) & (m->shcap - 1);
-        while (m->shash[i])
-            i = (i + 1) & (m->shcap - 1);
-        m->shash[i] = s + 1;
-    }
     if (m->filter) {
         regex_t re;
         if (regcomp(&re, m->filter, REG_EXTENDED | REG_NOSUB) == 0) {

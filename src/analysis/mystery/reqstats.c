@@ -13,6 +13,7 @@
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/analysis/mystery/reqpath.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/par.h"
 #include "base/util.h"
 
@@ -614,12 +615,9 @@ static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spe
         }
         lp_free(vals);
     } else {
-        /* categorical: values are name ids; a small open hash */
-        uint32_t cap = 64, nused = 0;
-        uint32_t *slot = lp_malloc(cap * sizeof *slot);
-        if (!slot)
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        memset(slot, 0xff, cap * sizeof *slot);
+        /* categorical: values are name ids, found through the library's hash table */
+        lp_hmap32 slot; /* value -> index in acc */
+        lp_hmap32_init(&slot, 0, NULL);
         for (uint64_t k = 0; k < X->n && st == LP_OK; k++) {
             if (!X->nonempty[k])
                 continue;
@@ -628,10 +626,13 @@ static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spe
                 out->missing++;
                 continue;
             }
-            uint32_t h = (v * 2654435761u) & (cap - 1);
-            while (slot[h] != UINT32_MAX && acc[slot[h]].val != v)
-                h = (h + 1) & (cap - 1);
-            if (slot[h] == UINT32_MAX) {
+            int added;
+            uint32_t h = lp_hmap32_get_or_put(&slot, v, (uint32_t)nacc, &added);
+            if (h == LP_HMAP32_EMPTY) {
+                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                break;
+            }
+            if (added) {
                 sacc *na = lp_reallocarray(acc, nacc + 1, sizeof *na);
                 if (!na) {
                     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -646,40 +647,16 @@ static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spe
                     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
                     break;
                 }
-                slot[h] = (uint32_t)nacc++;
-                if (++nused * 2 > cap) { /* rehash */
-                    uint32_t nc = cap * 2;
-                    uint32_t *ns = lp_malloc(nc * sizeof *ns);
-                    if (!ns) {
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                        break;
-                    }
-                    memset(ns, 0xff, nc * sizeof *ns);
-                    for (uint32_t a = 0; a < nacc; a++) {
-                        uint32_t x = (acc[a].val * 2654435761u) & (nc - 1);
-                        while (ns[x] != UINT32_MAX)
-                            x = (x + 1) & (nc - 1);
-                        ns[x] = a;
-                    }
-                    lp_free(slot);
-                    slot = ns;
-                    cap = nc;
-                    h = UINT32_MAX;
-                    for (uint32_t x = (v * 2654435761u) & (cap - 1);; x = (x + 1) & (cap - 1))
-                        if (acc[slot[x]].val == v) {
-                            h = x;
-                            break;
-                        }
-                }
+                nacc++;
             }
-            sacc *a = &acc[slot[h]];
+            sacc *a = &acc[h];
             a->n++;
             a->lat += (double)X->lat[k];
             a->cp += (double)X->cp[k];
             for (uint32_t c = 0; c < C; c++)
                 a->ccp[c] += X->ccp[k * C + c];
         }
-        lp_free(slot);
+        lp_hmap32_release(&slot);
         if (st == LP_OK) {
             if (nacc)
                 qsort(acc, nacc, sizeof *acc, cmp_sacc);

@@ -2,75 +2,58 @@
  * docs/analyses/mystery-skew.md).
  *
  * Threads scan disjoint ranges of requests, each keeping its own table of host pairs
- * (open addressing on the pair) with the minimum-rtt estimate; the tables are merged
+ * (the library's hash table, base/hashmap.h, from the pair to its entry) with the
+ * minimum-rtt estimate; the tables are merged
  * with a rule that does not depend on their order (smaller rtt, then smaller theta),
  * so the result does not depend on the number of threads. The offsets come from
  * Dijkstra's algorithm over the pair graph with rtt as the cost (ties: lower host id).
  */
 #include "longpole/analysis/mystery/skew.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/par.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct pslot {
-    uint64_t key;       /* a << 32 | b, a < b; 0 with n == 0: empty */
+typedef struct pest {
+    uint64_t key;       /* a << 32 | b, a < b */
     int64_t theta, rtt;
     uint64_t n;
-} pslot;
+} pest;
 
 typedef struct ptab {
-    pslot *s;
-    uint32_t cap, n;
+    lp_hmap map;        /* key -> index in e */
+    pest *e;            /* the pairs, in order of first appearance */
+    size_t n, cap;
     uint64_t nrpc, nneg;
     int nomem;
 } ptab;
 
-static inline uint32_t phash(uint64_t k)
+static void ptab_release(ptab *t)
 {
-    k ^= k >> 31;
-    k *= 0x7fb5d329728ea185ULL;
-    k ^= k >> 27;
-    return (uint32_t)k;
-}
-
-static int ptab_grow(ptab *t)
-{
-    uint32_t nc = t->cap ? t->cap * 2 : 1024;
-    pslot *ns = lp_calloc(nc, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (uint32_t i = 0; i < t->cap; i++)
-        if (t->s[i].n) {
-            uint32_t j = phash(t->s[i].key) & (nc - 1);
-            while (ns[j].n)
-                j = (j + 1) & (nc - 1);
-            ns[j] = t->s[i];
-        }
-    lp_free(t->s);
-    t->s = ns;
-    t->cap = nc;
-    return 0;
+    lp_hmap_release(&t->map);
+    lp_free(t->e);
 }
 
 /* Add one estimate (theta = clock(b) - clock(a) for the normalized pair). */
 static int ptab_add(ptab *t, uint64_t key, int64_t theta, int64_t rtt, uint64_t n)
 {
-    if ((t->n + 1) * 2 > t->cap && ptab_grow(t))
+    int added;
+    uint64_t i = lp_hmap_get_or_put(&t->map, key, t->n, &added);
+    if (i == LP_HMAP_EMPTY)
         return -1;
-    uint32_t j = phash(key) & (t->cap - 1);
-    while (t->s[j].n && t->s[j].key != key)
-        j = (j + 1) & (t->cap - 1);
-    pslot *p = &t->s[j];
-    if (!p->n) {
-        p->key = key;
-        p->theta = theta;
-        p->rtt = rtt;
-        p->n = n;
-        t->n++;
+    if (added) {
+        void *p = t->e;
+        if (lp_grow(&p, &t->cap, t->n + 1, sizeof *t->e)) {
+            lp_hmap_del(&t->map, key);
+            return -1;
+        }
+        t->e = p;
+        t->e[t->n++] = (pest){key, theta, rtt, n};
         return 0;
     }
+    pest *p = &t->e[i];
     p->n += n;
     if (rtt < p->rtt || (rtt == p->rtt && theta < p->theta)) {
         p->rtt = rtt;
@@ -180,9 +163,8 @@ lp_status lp_skew_estimate(const lp_reqlog *rl, const lp_skew_opts *o, lp_skew *
             goto nomem;
         out->nrpc += tabs[t].nrpc;
         out->nnegative += tabs[t].nneg;
-        for (uint32_t i = 0; i < tabs[t].cap; i++)
-            if (tabs[t].s[i].n &&
-                ptab_add(&all, tabs[t].s[i].key, tabs[t].s[i].theta, tabs[t].s[i].rtt, tabs[t].s[i].n))
+        for (size_t i = 0; i < tabs[t].n; i++)
+            if (ptab_add(&all, tabs[t].e[i].key, tabs[t].e[i].theta, tabs[t].e[i].rtt, tabs[t].e[i].n))
                 goto nomem;
     }
     out->nhosts = H;
@@ -194,15 +176,14 @@ lp_status lp_skew_estimate(const lp_reqlog *rl, const lp_skew_opts *o, lp_skew *
     out->pairs = lp_malloc((all.n ? all.n : 1) * sizeof *out->pairs);
     if (!out->offset || !out->bound || !out->parent || !out->root || !out->rpcs || !out->pairs)
         goto nomem;
-    for (uint32_t i = 0; i < all.cap; i++)
-        if (all.s[i].n) {
-            lp_skew_pair *p = &out->pairs[out->npairs++];
-            p->a = (uint32_t)(all.s[i].key >> 32);
-            p->b = (uint32_t)all.s[i].key;
-            p->theta = all.s[i].theta;
-            p->rtt = all.s[i].rtt;
-            p->n = all.s[i].n;
-        }
+    for (size_t i = 0; i < all.n; i++) {
+        lp_skew_pair *p = &out->pairs[out->npairs++];
+        p->a = (uint32_t)(all.e[i].key >> 32);
+        p->b = (uint32_t)all.e[i].key;
+        p->theta = all.e[i].theta;
+        p->rtt = all.e[i].rtt;
+        p->n = all.e[i].n;
+    }
     qsort(out->pairs, out->npairs, sizeof *out->pairs, pair_cmp);
     for (uint32_t h = 0; h < H; h++) {
         out->parent[h] = LP_SKEW_NONE;
@@ -332,9 +313,9 @@ nomem:
     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
 out:
     for (unsigned t = 0; t < nthr; t++)
-        lp_free(tabs[t].s);
+        ptab_release(&tabs[t]);
     lp_free(tabs);
-    lp_free(all.s);
+    ptab_release(&all);
     lp_free(adjoff), lp_free(adj), lp_free(dist), lp_free(done), lp_free(heap), lp_free(hpos);
     if (st)
         lp_skew_release(out);

@@ -1,11 +1,13 @@
 /* summary.c: the four CP-based summaries of a window (summary.h; SnailTrail §6, §7.4).
  * One pass over the window's edges feeds every requested summary at once: worker edges
  * by vertex (the worker is the loop's), message edges by their incoming lists, then the
- * sampled path's edges. Dense accumulators for types, workers and operators; an
- * open-addressing table for sender/receiver pairs. Nothing is allocated per edge; the
- * accumulators and rows are reused from window to window. */
+ * sampled path's edges. Dense accumulators for types, workers and operators; for
+ * sender/receiver pairs, accumulators in order of first appearance found through the
+ * library's hash table (base/hashmap.h). Nothing is allocated per edge; the
+ * accumulators, the table and the rows are reused from window to window. */
 #include "longpole/analysis/snailtrail/summary.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@ typedef struct acc {
 } acc;
 
 typedef struct pent {
-    uint64_t key;            /* src << 32 | dst; UINT64_MAX = empty */
+    uint64_t key;            /* src << 32 | dst */
     acc a;
 } pent;
 
@@ -140,67 +142,29 @@ void lp_sumbuf_release(lp_sumbuf *b)
     for (int k = 0; k < LP_SUM_NKINDS; k++)
         lp_free(b->acc[k]);
     lp_free(b->pairs);
-    lp_free(b->used);
+    if (b->pairmap)
+        lp_hmap_release(b->pairmap);
+    lp_free(b->pairmap);
     memset(b, 0, sizeof *b);
 }
 
-static inline uint32_t pair_hash(uint64_t key, size_t cap)
-{
-    return (uint32_t)(((key + 1) * 0x9E3779B97F4A7C15ULL) >> 32) & (uint32_t)(cap - 1);
-}
-
-static int pairs_grow(lp_sumbuf *b, size_t need)
-{
-    size_t cap = b->pcap ? b->pcap : 64;
-    while (cap < 2 * need)
-        cap *= 2;
-    if (cap == b->pcap)
-        return 0;
-    pent *np = lp_reallocarray(NULL, cap, sizeof *np);
-    uint32_t *nu = lp_reallocarray(NULL, cap, sizeof *nu);
-    if (!np || !nu) {
-        lp_free(np);
-        lp_free(nu);
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++)
-        np[i].key = UINT64_MAX;
-    pent *op = b->pairs;
-    size_t n = 0;
-    for (size_t i = 0; i < b->npairs; i++) {
-        pent e = op[b->used[i]];
-        uint32_t h = pair_hash(e.key, cap);
-        while (np[h].key != UINT64_MAX)
-            h = (h + 1) & (uint32_t)(cap - 1);
-        np[h] = e;
-        nu[n++] = h;
-    }
-    lp_free(b->pairs);
-    lp_free(b->used);
-    b->pairs = np;
-    b->used = nu;
-    b->pcap = cap;
-    return 0;
-}
-
-/* The accumulator of a pair, inserted if new (NULL when the table cannot grow). The
- * table holds at most half its capacity. */
+/* The accumulator of a pair, added if new (NULL when out of memory). */
 static inline acc *pair_acc(lp_sumbuf *b, uint64_t key)
 {
-    if (2 * (b->npairs + 1) > b->pcap && pairs_grow(b, b->npairs + 1))
+    int added;
+    uint64_t i = lp_hmap_get_or_put(b->pairmap, key, b->npairs, &added);
+    if (i == LP_HMAP_EMPTY)
         return NULL;
-    pent *p = b->pairs;
-    uint32_t h = pair_hash(key, b->pcap);
-    while (p[h].key != key) {
-        if (p[h].key == UINT64_MAX) {
-            p[h].key = key;
-            p[h].a = (acc){0, 0, 0};
-            b->used[b->npairs++] = h;
-            return &p[h].a;
+    if (added) {
+        void *p = b->pairs;
+        if (lp_grow(&p, &b->pcap, b->npairs + 1, sizeof(pent))) {
+            lp_hmap_del(b->pairmap, key);
+            return NULL;
         }
-        h = (h + 1) & (uint32_t)(b->pcap - 1);
+        b->pairs = p;
+        ((pent *)p)[b->npairs++] = (pent){key, {0, 0, 0}};
     }
-    return &p[h].a;
+    return &((pent *)b->pairs)[i].a;
 }
 
 static int cmp_rows(const void *pa, const void *pb)
@@ -257,11 +221,10 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
     }
     const int want_comm = (kinds >> LP_SUM_COMM) & 1;
     if (want_comm) {
-        for (size_t i = 0; i < buf->npairs; i++)
-            ((pent *)buf->pairs)[buf->used[i]].key = UINT64_MAX;
-        buf->npairs = 0;
-        if (pairs_grow(buf, 1))
+        if (!buf->pairmap && !(buf->pairmap = lp_calloc(1, sizeof *buf->pairmap))) /* zeroed: empty */
             goto oom;
+        lp_hmap_clear(buf->pairmap);
+        buf->npairs = 0;
     }
     acc *at = A[LP_SUM_ACTIVITY], *aw = A[LP_SUM_WORKER], *ao = A[LP_SUM_OPERATOR];
     const size_t comm_t = nty, comm_w = nw, none_o = nops, comm_o = (size_t)nops + 1;
@@ -411,7 +374,7 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
         default: {
             const pent *p = buf->pairs;
             for (size_t i = 0; i < buf->npairs && !bad; i++)
-                bad = add_row(o, p[buf->used[i]].key, &p[buf->used[i]].a, 1);
+                bad = add_row(o, p[i].key, &p[i].a, 1);
             break;
         }
         }

@@ -15,6 +15,7 @@
  */
 #include "import/reqlog/reqlog_int.h"
 #include "codec/json_pull.h"
+#include "base/hashmap.h"
 #include "base/par.h"
 #include "longpole/base/alloc.h"
 
@@ -159,78 +160,20 @@ static int space_id(space *sp, lp_str sid, uint32_t *out)
     return 0;
 }
 
-/* Open-addressing set of 64-bit keys with dense values (points, segments). */
-typedef struct kmap {
-    uint64_t *keys;
-    uint32_t *vals;
-    uint32_t cap, n;
-} kmap;
+/* Maps of 64-bit keys to dense values (points, segments): the library's hash table. */
 
-static inline uint32_t khash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
-static void kmap_release(kmap *m)
-{
-    lp_free(m->keys);
-    lp_free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-/* Find or insert `k`; a new key gets value `nv`. Returns the slot's value, or
+/* Find or insert `k`; a new key gets value `nv`. Returns the key's value, or
  * UINT32_MAX on out of memory; *isnew tells whether it was inserted. */
-static uint32_t kmap_put(kmap *m, uint64_t k, uint32_t nv, int *isnew)
+static inline uint32_t kmap_put(lp_hmap *m, uint64_t k, uint32_t nv, int *isnew)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        uint32_t nc = m->cap ? m->cap * 2 : 256;
-        uint64_t *nk = lp_malloc((size_t)nc * sizeof *nk);
-        uint32_t *nvv = lp_malloc((size_t)nc * sizeof *nvv);
-        if (!nk || !nvv) {
-            lp_free(nk), lp_free(nvv);
-            return UINT32_MAX;
-        }
-        memset(nvv, 0xff, (size_t)nc * sizeof *nvv);
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->vals[i] != UINT32_MAX) {
-                uint32_t j = khash(m->keys[i]) & (nc - 1);
-                while (nvv[j] != UINT32_MAX)
-                    j = (j + 1) & (nc - 1);
-                nk[j] = m->keys[i];
-                nvv[j] = m->vals[i];
-            }
-        lp_free(m->keys), lp_free(m->vals);
-        m->keys = nk, m->vals = nvv, m->cap = nc;
-    }
-    uint32_t i = khash(k) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == k) {
-            *isnew = 0;
-            return m->vals[i];
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->keys[i] = k;
-    m->vals[i] = nv;
-    m->n++;
-    *isnew = 1;
-    return nv;
+    uint64_t v = lp_hmap_get_or_put(m, k, nv, isnew);
+    return v == LP_HMAP_EMPTY ? UINT32_MAX : (uint32_t)v;
 }
 
-static uint32_t kmap_get(const kmap *m, uint64_t k)
+static inline uint32_t kmap_get(const lp_hmap *m, uint64_t k)
 {
-    if (!m->cap)
-        return UINT32_MAX;
-    uint32_t i = khash(k) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == k)
-            return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return UINT32_MAX;
+    uint64_t v;
+    return lp_hmap_get(m, k, &v) ? (uint32_t)v : UINT32_MAX;
 }
 
 /* ---- sharding ---------------------------------------------------------------------- */
@@ -340,7 +283,7 @@ typedef struct rq_thread {
     /* output */
     prob *probs;
     size_t nprobs, capprobs;
-    kmap segs;              /* (point a << 32 | point b) -> local segment */
+    lp_hmap segs;           /* (point a << 32 | point b) -> local segment */
     uint64_t *lkeys;        /* local segment -> key */
     uint8_t *lcross;
     size_t caplk;
@@ -815,7 +758,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
     rl_layout *lays = lp_calloc(npaths, sizeof *lays);
     space hosts = {0}, tasks = {0}, events = {0};
     idmap reqmap = {0};
-    kmap points = {0};
+    lp_hmap points = {0};
     uint32_t *namemap = NULL;
     size_t capname = 0;
     uint32_t *reqlocal = NULL;
@@ -829,7 +772,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
     uint32_t *dest = NULL;
     rq_thread *th = NULL;
     segkey *sk = NULL;
-    kmap gsegs = {0};
+    lp_hmap gsegs = {0};
     plist pend = {0};
     uint64_t totalbytes = 0;
     if (!lays)
@@ -1339,7 +1282,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         rl->seg_cross = lp_malloc(nsk ? nsk : 1);
         if (!rl->seg_task || !rl->seg_from || !rl->seg_to || !rl->seg_cross)
             goto nomem;
-        kmap_release(&gsegs);
+        lp_hmap_release(&gsegs);
         for (size_t i = 0; i < nsk; i++) {
             rl->seg_task[i] = sk[i].task;
             rl->seg_from[i] = sk[i].from;
@@ -1385,7 +1328,7 @@ done:
     lp_free(events.names);
     lp_free(events.map.v);
     lp_free(reqmap.v);
-    kmap_release(&points);
+    lp_hmap_release(&points);
     lp_free(namemap);
     lp_free(reqlocal);
     lp_free(badlist);
@@ -1403,7 +1346,7 @@ done:
             lp_free(th[t].pstamp);
             lp_free(th[t].pfirst);
             lp_free(th[t].probs);
-            kmap_release(&th[t].segs);
+            lp_hmap_release(&th[t].segs);
             lp_free(th[t].lkeys);
             lp_free(th[t].lcross);
             lp_free(th[t].lmap);
@@ -1411,7 +1354,7 @@ done:
         lp_free(th);
     }
     lp_free(sk);
-    kmap_release(&gsegs);
+    lp_hmap_release(&gsegs);
     *out = rl;
     return st;
 }

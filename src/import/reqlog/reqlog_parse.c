@@ -657,38 +657,15 @@ static int intern_req(rl_shard *sh, const char *s, size_t n, uint32_t *id)
     return 0;
 }
 
-static inline uint32_t pt_hash(uint32_t a, uint32_t b) { return (a * 0x9E3779B1u) ^ (b * 0x85EBCA77u + (b >> 7)); }
-
-static int point_rehash(rl_shard *sh, uint32_t ncap)
-{
-    uint32_t *h = lp_calloc(ncap, sizeof *h);
-    if (!h)
-        return -1;
-    for (uint32_t p = 0; p < sh->npts; p++) {
-        uint32_t i = pt_hash(sh->pt_task[p], sh->pt_event[p]) & (ncap - 1);
-        while (h[i])
-            i = (i + 1) & (ncap - 1);
-        h[i] = p + 1;
-    }
-    lp_free(sh->pthash);
-    sh->pthash = h;
-    sh->pthcap = ncap;
-    return 0;
-}
-
 static int intern_point(rl_shard *sh, uint32_t task, uint32_t ev, uint32_t *out)
 {
-    if ((sh->npts + 1) * 2 > sh->pthcap && point_rehash(sh, sh->pthcap ? sh->pthcap * 2 : 64))
+    int added;
+    uint64_t p = lp_hmap_get_or_put(&sh->ptmap, (uint64_t)task << 32 | ev, sh->npts, &added);
+    if (p == LP_HMAP_EMPTY)
         return -1;
-    uint32_t mask = sh->pthcap - 1, i = pt_hash(task, ev) & mask;
-    while (sh->pthash[i]) {
-        uint32_t p = sh->pthash[i] - 1;
-        if (sh->pt_task[p] == task && sh->pt_event[p] == ev) {
-            *out = p;
-            return 0;
-        }
-        i = (i + 1) & mask;
-    }
+    *out = (uint32_t)p;
+    if (!added)
+        return 0;
     if (sh->npts == sh->cappts) {
         size_t cap = sh->cappts;
         void *a = sh->pt_task, *b = sh->pt_event;
@@ -703,8 +680,7 @@ static int intern_point(rl_shard *sh, uint32_t task, uint32_t ev, uint32_t *out)
     }
     sh->pt_task[sh->npts] = task;
     sh->pt_event[sh->npts] = ev;
-    sh->pthash[i] = sh->npts + 1;
-    *out = sh->npts++;
+    sh->npts++;
     return 0;
 }
 
@@ -1082,7 +1058,7 @@ void rl_shard_release(rl_shard *sh)
     }
     lp_free(sh->pt_task);
     lp_free(sh->pt_event);
-    lp_free(sh->pthash);
+    lp_hmap_release(&sh->ptmap);
     lp_free(sh->skip);
     for (size_t i = 0; i < sh->ndiags; i++)
         lp_free(sh->diags[i].msg);
@@ -1095,7 +1071,7 @@ void rl_shard_release(rl_shard *sh)
     lp_free(sh->m_host);
     sh->ishost = NULL, sh->m_pt = sh->m_req = sh->m_host = NULL;
     sh->capishost = 0;
-    sh->rows = NULL, sh->seq = NULL, sh->pt_task = sh->pt_event = sh->pthash = NULL;
+    sh->rows = NULL, sh->seq = NULL, sh->pt_task = sh->pt_event = NULL;
     sh->skip = NULL, sh->diags = NULL, sh->badreq = NULL, sh->av = NULL;
     sh->tabs_ok = 0;
 }
