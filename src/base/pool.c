@@ -6,7 +6,8 @@
  * Workers sleep only when there is nothing to take, so nothing queued waits while a
  * worker idles; each new job or run signals as many workers as it can use.
  *
- * Run: tasks are claimed in order (next++) by the workers and the owner alike; a task
+ * Run: tasks are claimed in order (next++) by the workers and the owner alike (the owner
+ * claims task 0 before it lets go of the mutex it published the run under); a task
  * runs unlocked with a thread-local error; the lowest-numbered failure is kept. Once a
  * task has failed, or the pool is cancelled, nothing more is claimed. As claims go in
  * order, every task below the lowest failing one has run, so which error is returned
@@ -106,7 +107,7 @@ unsigned lp_pool_threads(unsigned want, unsigned max)
 
 static lp_status cancelled_error(lp_error *err) { return lp_error_set(err, LP_ERR_ARG, "cancelled"); }
 
-int lp_pool_cancelled(const lp_pool *p) { return atomic_load_explicit(&p->cancelled, memory_order_relaxed); }
+int lp_pool_cancelled(const lp_pool *p) { return p && atomic_load_explicit(&p->cancelled, memory_order_relaxed); }
 
 void lp_pool_cancel(lp_pool *p)
 {
@@ -146,7 +147,7 @@ static void run_task(lp_pool *p, run *r, lp_error *e)
 lp_status lp_pool_run(lp_pool *p, size_t ntasks, lp_pool_fn fn, void *ctx, lp_error *err)
 {
     lp_error e;
-    if (!p->nworkers || ntasks <= 1) {
+    if (!p || !p->nworkers || ntasks <= 1) {
         for (size_t t = 0; t < ntasks; t++) {
             if (lp_pool_cancelled(p))
                 return cancelled_error(err);
@@ -165,7 +166,7 @@ lp_status lp_pool_run(lp_pool *p, size_t ntasks, lp_pool_fn fn, void *ctx, lp_er
     p->run = &r;
     for (size_t i = 0; i + 1 < ntasks && i < p->nworkers; i++)
         pthread_cond_signal(&p->work);
-    while (can_claim(p, &r))
+    while (can_claim(p, &r)) /* the first claim is task 0: the mutex was held since p->run was set */
         run_task(p, &r, &e);
     while (r.active)
         pthread_cond_wait(&p->done, &p->mu);

@@ -66,7 +66,7 @@ unsigned lp_pool_workers(const lp_pool *p);
 /* Stop everything: nothing more is started and every later call fails with LP_ERR_ARG
  * "cancelled". Any thread, any time; tasks and jobs may poll lp_pool_cancelled. */
 void lp_pool_cancel(lp_pool *p);
-int lp_pool_cancelled(const lp_pool *p);
+int lp_pool_cancelled(const lp_pool *p); /* 0 for NULL */
 
 /* ---- run: fn over tasks 0..n-1 ------------------------------------------------------ */
 
@@ -74,8 +74,10 @@ int lp_pool_cancelled(const lp_pool *p);
 typedef lp_status (*lp_pool_fn)(void *ctx, size_t task, size_t ntasks, lp_error *err);
 
 /* Run fn(ctx, t, ntasks, .) for every t in 0..ntasks-1 on the workers and the calling
- * thread; returns when every started task has ended. LP_OK, or the error of the
- * lowest-numbered failing task (tasks not started by then are not started). */
+ * thread; task 0 always runs on the calling thread (so it may report progress). Returns
+ * when every started task has ended. LP_OK, or the error of the
+ * lowest-numbered failing task (tasks not started by then are not started). p may be
+ * NULL (a pool that could not be made): the tasks then run here, in order. */
 lp_status lp_pool_run(lp_pool *p, size_t ntasks, lp_pool_fn fn, void *ctx, lp_error *err);
 
 /* [*lo, *hi): part t of n of the range [0, total). */
