@@ -238,7 +238,11 @@ static void test_reuse(void)
             sum_task(want, t, nt, &err);
         CHECK_EQ_I(lp_pool_run(p, nt, sum_task, out, &err), LP_OK);
         CHECK(memcmp(out, want, nt * sizeof *out) == 0);
+        memset(out, 0, sizeof out); /* no pool (it could not be made): the tasks run here */
+        CHECK_EQ_I(lp_pool_run(NULL, nt, sum_task, out, &err), LP_OK);
+        CHECK(memcmp(out, want, nt * sizeof *out) == 0);
     }
+    CHECK(!lp_pool_cancelled(NULL));
     lp_pool_free(p);
 }
 
@@ -390,12 +394,16 @@ typedef struct rtest {
     size_t fail_a, fail_b;   /* tasks that fail */
     size_t cancel_at;        /* this task cancels the pool */
     int hold;                /* every other task waits for the cancel */
+    pthread_t owner;         /* the thread that calls lp_pool_run */
+    int task0_elsewhere;     /* task 0 ran on another thread */
 } rtest;
 
 static lp_status r_task(void *ctx, size_t t, size_t n, lp_error *err)
 {
     rtest *x = ctx;
     atomic_fetch_add(&x->ran[t], 1);
+    if (t == 0 && !pthread_equal(pthread_self(), x->owner))
+        x->task0_elsewhere = 1;
     if (n != x->n)
         return lp_error_set(err, LP_ERR_ARG, "wrong count");
     if (x->hold && t != x->cancel_at) /* hold the thread until the pool is cancelled */
@@ -435,7 +443,9 @@ static void test_run(void)
         }
         lp_error err;
         CHECK_EQ_I(lp_pool_new(&x->pool, threads - 1, &err), LP_OK);
+        x->owner = pthread_self();
         lp_status st = lp_pool_run(x->pool, x->n, r_task, x, &err);
+        CHECK(!x->task0_elsewhere);
         if (x->fail_a != SIZE_MAX) {
             char want[64];
             snprintf(want, sizeof want, "task %zu failed", x->fail_a);
