@@ -1,8 +1,8 @@
 /* lpt_text.c: the native text format, .lpt version 1 (MODEL.md), reader and writer.
  *
  * Reader: the input is read in 4 MiB blocks and cut into lines with memchr; each line
- * is split into at most LPT_MAXTOK tokens in place (no copies), with SSE2 masks of the
- * delimiters 16 bytes at a time, and handed to the builder, which enforces the model's
+ * is split into at most LPT_MAXTOK tokens in place (no copies) by the shared tokenizer
+ * (lpt_tok.h: SSE2 masks of the delimiters 16 bytes at a time), and handed to the builder, which enforces the model's
  * rules. A bad line is reported with file, line, field and reason and skipped; the
  * reader never stops early for bad data. Lines longer than LPT_MAXLINE are reported
  * and skipped. Tuned for >= 10 M records/s on one core: names (workers, types,
@@ -20,27 +20,23 @@
 #include "longpole/base/alloc.h"
 #include "base/pool.h"
 #include "base/util.h"
+#include "formats/lpt_tok.h"
 
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define LPT_BLOCK ((size_t)4 << 20)
 #define LPT_SMALL ((size_t)256 << 10) /* smallest chunk of a pipelined read */
 #define LPT_NCHUNKS 64                 /* chunks of a mid-sized file */
 #define LPT_MAXLINE ((size_t)16 << 20)
-#define LPT_MAXTOK 256
+#define LPT_MAXTOK LP_LPT_MAXTOK
 #define LPT_PAD 64            /* readable bytes past the end of the data in the buffer */
 #define NCACHE 256            /* entries of each name cache (power of two) */
 #define NACACHE 64            /* entries of the attribute-list cache */
 #define ACACHE_MAXKEY 240     /* longest attribute text cached */
 
-typedef struct tok {
-    char *p;
-    size_t n;
-    char *eq; /* the first unescaped '=' (key=value tokens), or NULL */
-} tok;
+/* A token (lpt_tok.h) in a chunk buffer, which is ours to rewrite (decoding escapes);
+ * eq: the first unescaped '=' (key=value tokens), or NULL, on lines with escapes. */
+typedef lp_lpt_tok tok;
 
 /* A name seen before: its bytes as given (stable: interned), and what it maps to;
  * names of at most 16 bytes are compared by their key (tok_key) alone. */
@@ -127,70 +123,6 @@ static inline void cache_put(cslot *c, const tok *t, const char *stable, uint32_
     e->id = id;
     e->k0 = k0;
     e->k1 = k1;
-}
-
-/* Split p[0..n) at spaces and tabs. p[n .. n+16) must be readable. Returns the number
- * of tokens, or LPT_MAXTOK + 1 if there are more than LPT_MAXTOK. */
-static size_t tokenize(char *p, size_t n, tok *tk)
-{
-    size_t nt = 0;
-#if defined(__SSE2__)
-    const __m128i sp = _mm_set1_epi8(' '), tb = _mm_set1_epi8('\t');
-    int in = 0;
-    size_t start = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        uint32_t delim = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tb)));
-        if (n - i < 16)
-            delim |= 0xFFFFu << (n - i); /* past the end: delimiters */
-        uint32_t word = ~delim & 0xFFFFu;
-        /* bits where the state changes between delimiter and token */
-        uint32_t change = (word ^ ((word << 1) | (uint32_t)in)) & 0xFFFFu;
-        while (change) {
-            unsigned b = (unsigned)__builtin_ctz(change);
-            change &= change - 1;
-            if (!in) {
-                start = i + b;
-                in = 1;
-            } else {
-                if (nt == LPT_MAXTOK)
-                    return LPT_MAXTOK + 1;
-                tk[nt].p = p + start;
-                tk[nt].n = i + b - start;
-                tk[nt].eq = NULL;
-                nt++;
-                in = 0;
-            }
-        }
-        in = (int)((word >> 15) & 1);
-    }
-    if (in) { /* a token running to the end (n a multiple of 16) */
-        if (nt == LPT_MAXTOK)
-            return LPT_MAXTOK + 1;
-        tk[nt].p = p + start;
-        tk[nt].n = n - start;
-        tk[nt].eq = NULL;
-        nt++;
-    }
-#else
-    char *e = p + n;
-    while (p < e) {
-        while (p < e && (*p == ' ' || *p == '\t'))
-            p++;
-        if (p == e)
-            break;
-        char *s0 = p;
-        while (p < e && *p != ' ' && *p != '\t')
-            p++;
-        if (nt == LPT_MAXTOK)
-            return LPT_MAXTOK + 1;
-        tk[nt].p = s0;
-        tk[nt].n = (size_t)(p - s0);
-        tk[nt].eq = NULL;
-        nt++;
-    }
-#endif
-    return nt;
 }
 
 /* Parse a time: the common case (1..18 digits, no sign) eight digits at a time,
@@ -287,16 +219,17 @@ static size_t unescape_span(char *p0, size_t n)
  * escaped '=' (%3D) never splits it. The value is moved to follow the key's '='. */
 static void unescape(tok *t)
 {
+    char *p = (char *)t->p; /* in a chunk buffer: writable */
     if (!t->eq) {
-        t->n = unescape_span(t->p, t->n);
+        t->n = unescape_span(p, t->n);
         return;
     }
-    size_t kn = unescape_span(t->p, (size_t)(t->eq - t->p));
+    size_t kn = unescape_span(p, (size_t)(t->eq - p));
     char *v = t->eq + 1;
-    size_t vn = unescape_span(v, t->n - (size_t)(v - t->p));
-    t->p[kn] = '=';
-    memmove(t->p + kn + 1, v, vn);
-    t->eq = t->p + kn;
+    size_t vn = unescape_span(v, t->n - (size_t)(v - p));
+    p[kn] = '=';
+    memmove(p + kn + 1, v, vn);
+    t->eq = p + kn;
     t->n = kn + 1 + vn;
 }
 
@@ -671,14 +604,15 @@ static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
     pl->line = lineno;
     pl->tok0 = (uint32_t)c->ntk;
     tok *tk = c->tk + c->ntk;
-    size_t ntok = tokenize(p, n, tk);
+    int pct;
+    size_t ntok = lp_lpt_tokenize(p, n, 1, tk, &pct); /* the chunk is padded */
     if (!ntok || tk[0].p[0] == '#')
         return 0;
     if (ntok > LPT_MAXTOK) {
         pl->ntok = LPT_MAXTOK + 1;
         return 0;
     }
-    if (memchr(p, '%', n)) { /* rare: escapes; '=' must be found before decoding */
+    if (pct) { /* rare: escapes; '=' must be found before decoding */
         pl->eq_known = 1;
         for (size_t i = 0; i < ntok; i++) {
             tk[i].eq = memchr(tk[i].p, '=', tk[i].n);
