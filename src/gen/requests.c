@@ -16,7 +16,7 @@
  */
 #include "longpole/gen/genreq.h"
 #include "longpole/base/alloc.h"
-#include "base/par.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -729,14 +729,14 @@ typedef struct wjob {
     gout *logs, *attrs;     /* per thread */
     gout **perhost;         /* per thread: nhosts buffers (per-host mode) */
     uint32_t nhosts;
-    int nomem;
 } wjob;
 
-static void wjob_run(void *ctx, unsigned tid, unsigned n)
+static lp_status wjob_run(void *ctx, size_t tid, size_t n, lp_error *err)
 {
     wjob *w = ctx;
     uint64_t lo, hi;
-    lp_reqpar_range(w->hi - w->lo, tid, n, &lo, &hi);
+    lp_status st = LP_OK;
+    lp_pool_range(w->hi - w->lo, tid, n, &lo, &hi);
     const tmpl *t = w->t;
     sim s = {w->g, t, NULL, NULL, NULL, NULL, NULL};
     s.tt = lp_malloc(t->nev * sizeof *s.tt);
@@ -745,7 +745,7 @@ static void wjob_run(void *ctx, unsigned tid, unsigned n)
     s.mem = lp_malloc(t->ntask * sizeof *s.mem);
     reqinfo *ri = lp_malloc(sizeof *ri);
     if (!s.tt || !s.on || !s.order || !s.mem || !ri) {
-        w->nomem = 1;
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     } else {
         for (uint64_t i = lo; i < hi; i++) {
             simulate(&s, w->lo + i, w->arrival[i], ri);
@@ -753,6 +753,7 @@ static void wjob_run(void *ctx, unsigned tid, unsigned n)
         }
     }
     lp_free(s.tt), lp_free(s.on), lp_free(s.order), lp_free(s.mem), lp_free(ri);
+    return st;
 }
 
 static lp_status write_all(FILE *f, gzFile gz, const char *p, size_t n, const char *path, lp_error *err)
@@ -813,7 +814,7 @@ lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out 
     }
     size_t plen = strlen(prefix);
     char *path = lp_malloc(plen + 64);
-    unsigned nthr = lp_reqpar_threads(g->threads);
+    unsigned nthr = lp_pool_threads(g->threads, 64);
     uint32_t nhosts = g->clients + g->webs + g->backends + 1;
     FILE *logf = NULL, *attrf = NULL;
     gzFile gz = NULL;
@@ -881,6 +882,8 @@ lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out 
     /* arrivals: one stream for the whole run */
     rng ar = {mix(g->seed, 0xA881FA1ULL)};
     double now = (double)g->start_ns;
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, nthr - 1, NULL); /* for every round; without it, the parts run here */
     for (uint64_t lo = 0; lo < g->requests && st == LP_OK; lo += round) {
         w.lo = lo;
         w.hi = lo + round < g->requests ? lo + round : g->requests;
@@ -888,11 +891,8 @@ lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out 
             w.arrival[i - lo] = (int64_t)now;
             now += expo(&ar, 1e9 / g->rate);
         }
-        lp_reqpar_run(nthr, wjob_run, &w);
-        if (w.nomem) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        if ((st = lp_pool_run(pool, nthr, wjob_run, &w, err)))
             break;
-        }
         for (unsigned i = 0; i < nthr && st == LP_OK; i++) {
             if (w.logs[i].nomem || w.attrs[i].nomem) {
                 st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -942,6 +942,7 @@ lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out 
             }
         }
     }
+    lp_pool_free(pool);
     lp_free(logpath);
     if (st)
         goto out;

@@ -1258,11 +1258,9 @@ lp_status lp_stream_feed(lp_stream *s, uint32_t conn, const void *buf, size_t n,
 {
     if (conn >= s->nconns || !s->conns[conn].open)
         return lp_error_set(err, LP_ERR_ARG, "feeding a connection that is not open");
-    if (s->failed) {
-        if (err)
-            *err = s->fail_err;
-        return s->fail_st;
-    }
+    lp_status failed = lp_spool_status(s, err);
+    if (failed)
+        return failed;
     s->conns[conn].bytes += n;
     s->st.bytes += n;
     lp_status st = s->conns[conn].fmt == LP_STREAM_SNAILTRAIL ? lp_stream_feed_st(s, conn, buf, n, err)

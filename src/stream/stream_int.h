@@ -7,8 +7,8 @@
 #include "longpole/stream/stream.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
+#include "base/pool.h"
 
-#include <pthread.h>
 #include <string.h>
 
 /* A record held for the open windows: an activity or a whole message. */
@@ -41,10 +41,8 @@ typedef struct snames {
     uint32_t *oppar;         /* [nops] workers seen running the operator so far */
 } snames;
 
-/* One window on its way through the pool. */
-enum { SLOT_FREE = 0, SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
+/* One window on its way through the pool (a slot of its queue). */
 typedef struct sslot {
-    int state;               /* SLOT_* (guarded by the pool mutex) */
     uint64_t index;          /* window number */
     int64_t ts, te;
     srec *recs;              /* the window's records (buffer reused) */
@@ -53,8 +51,6 @@ typedef struct sslot {
     lp_stream_winfo wi;      /* filled at closing and after analysis */
     double t_close;          /* monotonic time at closing */
     /* results (owned until delivery) */
-    lp_status st;
-    lp_error err;
     lp_trace *t;
     lp_snapsrc *src;
     lp_sumkeys *keys;
@@ -92,8 +88,6 @@ typedef struct spool_ws {
     int64_t *stime, *rtime;
     size_t capsoff, caproff, capstime, caprtime;
 } spool_ws;
-
-struct spool_th;
 
 /* A connection's reading state. */
 typedef struct sconn {
@@ -224,19 +218,13 @@ struct lp_stream {
     size_t nlate_dirty;
 
     /* the pool (stream_pool.c) */
-    unsigned nthreads;
-    sslot *slots;
+    unsigned nthreads;         /* as asked (1: each window analysed at its closing) */
+    lp_pool *pool;             /* nthreads workers (none for one) */
+    lp_poolq *q;               /* the windows in flight, delivered in order */
+    sslot *slots;              /* [nslots]: the queue's slots */
     size_t nslots;
-    uint64_t head, tail;       /* slots [head, tail) in use, in window order */
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    int stop, failed;
-    lp_status fail_st;
-    lp_error fail_err;
-    pthread_t *th;
-    unsigned nstarted;
-    spool_ws *pws;             /* [nthreads] */
-    struct spool_th *pth;      /* [nthreads] */
+    spool_ws *pws;             /* [npws]: a workspace per pool thread */
+    unsigned npws;
     /* the last delivered window's trace, kept for labels */
     lp_trace *last_t;
     lp_snapsrc *last_src;
@@ -299,6 +287,8 @@ lp_status lp_spool_reserve(lp_stream *s, sslot **out, lp_error *err);
 /* Queue the slot filled last (analysed at once with one thread). */
 lp_status lp_spool_submit(lp_stream *s, sslot *sl, lp_error *err);
 lp_status lp_spool_deliver(lp_stream *s, int wait_all, lp_error *err);
+/* LP_OK, or the failure that stopped the pool (copied to err). */
+lp_status lp_spool_status(lp_stream *s, lp_error *err);
 
 /* stream_text.c, stream_st.c */
 lp_status lp_stream_feed_lpt(lp_stream *s, uint32_t conn, const char *buf, size_t n, lp_error *err);

@@ -16,7 +16,7 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
-#include "base/par.h"
+#include "base/pool.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -484,12 +484,12 @@ static int rf_request(rf_ctx *C, rf_thread *T, uint64_t r)
     return 0;
 }
 
-static void rf_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rf_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rf_ctx *C = ctx;
     rf_thread *T = &C->th[tid];
     uint64_t lo, hi;
-    lp_reqpar_range(C->hi - C->lo, tid, nthr, &lo, &hi);
+    lp_pool_range(C->hi - C->lo, tid, nthr, &lo, &hi);
     size_t cells = (size_t)C->nseg * C->words;
     memset(T->hb, 0xff, cells * sizeof *T->hb);
     memset(T->mx, 0xff, cells * sizeof *T->mx);
@@ -500,6 +500,7 @@ static void rf_worker(void *ctx, unsigned tid, unsigned nthr)
         if (rf_request(C, T, r))
             T->nomem = 1;
     }
+    return LP_OK;
 }
 
 static inline uint64_t popc(uint64_t x) { return (uint64_t)__builtin_popcountll(x); }
@@ -561,7 +562,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
         o = &def;
     }
     free_derived(m);
-    unsigned nthr = lp_reqpar_threads(o->threads);
+    unsigned nthr = lp_pool_threads(o->threads, 64);
     if (nthr > 1 && rl->nreqs < 2048)
         nthr = 1;
     uint32_t W = m->words ? m->words : 1;
@@ -573,6 +574,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     lp_causal_conv *conv = NULL;
     size_t nconv = 0, capconv = 0;
     lp_status st = LP_OK;
+    lp_pool *pool = NULL;
     if (!th)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     for (unsigned t = 0; t < nthr; t++) {
@@ -593,10 +595,11 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     if (o->conv)
         measure(m, &prev);
     uint64_t base_requests = m->nreq;
+    lp_pool_new(&pool, nthr - 1, NULL); /* one pool for every block; without it, the parts run here */
     for (uint64_t lo = 0; lo < rl->nreqs; lo += block) {
         C.lo = lo;
         C.hi = lo + block < rl->nreqs ? lo + block : rl->nreqs;
-        lp_reqpar_run(nthr, rf_worker, &C);
+        lp_pool_run(pool, nthr, rf_worker, &C, NULL);
         for (unsigned t = 0; t < nthr; t++)
             if (th[t].nomem) {
                 st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -648,6 +651,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
             o->progress(o->progress_ctx, "inferring", C.hi, rl->nreqs);
     }
 out:
+    lp_pool_free(pool);
     for (unsigned t = 0; t < nthr; t++) {
         lp_free(th[t].hb), lp_free(th[t].mx), lp_free(th[t].seen), lp_free(th[t].count);
         lp_free(th[t].present), lp_free(th[t].suf), lp_free(th[t].pre), lp_free(th[t].segs);
@@ -803,12 +807,12 @@ typedef struct pp_ctx {
     int *nomem;
 } pp_ctx;
 
-static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status pp_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     pp_ctx *C = ctx;
     const lp_causal *m = C->m;
     uint64_t lo, hi;
-    lp_reqpar_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(C->rl->nreqs, tid, nthr, &lo, &hi);
     int64_t *start = C->start[tid];
     uint8_t *rej = C->rej + (size_t)tid * m->npipes;
     for (uint64_t r = lo; r < hi; r++) {
@@ -819,7 +823,7 @@ static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
             rseg *s = lp_reallocarray(C->segs[tid], rows * 2, sizeof *s);
             if (!s) {
                 C->nomem[tid] = 1;
-                return;
+                return LP_OK;
             }
             C->segs[tid] = s;
             C->capsegs[tid] = rows * 2;
@@ -851,6 +855,7 @@ static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
         for (size_t i = 0; i < n; i++)
             start[S[i].id] = INT64_MIN;
     }
+    return LP_OK;
 }
 
 lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err)
@@ -978,7 +983,7 @@ lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     (void)best;
     if (rl && m->npipes) {
         /* FIFO counterexamples */
-        unsigned nthr = lp_reqpar_threads(0);
+        unsigned nthr = lp_pool_threads(0, 64);
         if (rl->nreqs < 4096)
             nthr = 1;
         pp_ctx C;
@@ -1001,7 +1006,10 @@ lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
                     C.start[t][s] = INT64_MIN;
         }
         if (ok) {
-            lp_reqpar_run(nthr, pp_worker, &C);
+            lp_pool *pool = NULL;
+            lp_pool_new(&pool, nthr - 1, NULL); /* without it, the parts run here */
+            lp_pool_run(pool, nthr, pp_worker, &C, NULL);
+            lp_pool_free(pool);
             for (unsigned t = 0; t < nthr; t++)
                 if (C.nomem[t])
                     ok = 0;

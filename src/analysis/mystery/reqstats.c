@@ -14,7 +14,7 @@
 #include "longpole/analysis/mystery/reqpath.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
-#include "base/par.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -241,7 +241,7 @@ static inline unsigned hist_bin(int64_t v)
     return b > 64 ? 64 : b;
 }
 
-static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rs_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rs_ctx *X = ctx;
     th_acc *T = &X->th[tid];
@@ -255,7 +255,7 @@ static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
         goto out;
     }
     uint64_t total = X->pass == 1 ? X->n : X->nout, lo, hi;
-    lp_reqpar_range(total, tid, nthr, &lo, &hi);
+    lp_pool_range(total, tid, nthr, &lo, &hi);
     for (uint64_t q = lo; q < hi; q++) {
         uint64_t k = X->pass == 1 ? q : X->outl[q];
         uint64_t r = X->req[k];
@@ -320,6 +320,7 @@ static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
 out:
     lp_free(cdur), lp_free(ccp), lp_free(cmin), lp_free(cend);
     lp_reqpath_release(&p);
+    return LP_OK;
 }
 
 /* ---- sorting helpers ------------------------------------------------------------------------ */
@@ -723,7 +724,7 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
         return lp_error_set(err, LP_ERR_ARG, "categories were not assigned to this model");
     double share = o->outlier_share > 0 && o->outlier_share < 1 ? o->outlier_share : 0.05;
     uint32_t B = o->buckets ? o->buckets : 20;
-    unsigned nthr = lp_reqpar_threads(o->threads);
+    unsigned nthr = lp_pool_threads(o->threads, 64);
     uint32_t C = cat->ncat, S = m->nseg;
     rs_ctx X;
     memset(&X, 0, sizeof X);
@@ -734,6 +735,7 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
     double *tmp = NULL, *tx = NULL, *ty = NULL;
     kv *kvs = NULL;
     th_acc *th = NULL;
+    lp_pool *pool = NULL;
     uint64_t n = 0;
     for (uint64_t r = 0; r < rl->nreqs; r++)
         n += !rl->rbad[r];
@@ -768,7 +770,8 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
             goto nomem;
     }
     X.pass = 1;
-    lp_reqpar_run(n < 1024 ? 1 : nthr, rs_worker, &X);
+    lp_pool_new(&pool, nthr - 1, NULL); /* for both passes; without it, the parts run here */
+    lp_pool_run(pool, n < 1024 ? 1 : nthr, rs_worker, &X, NULL);
     for (unsigned t = 0; t < nthr; t++)
         if (th[t].nomem) {
             st = th[t].err.status ? th[t].err.status : LP_ERR_NOMEM;
@@ -864,7 +867,7 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
     X.outl = outl;
     X.nout = out->noutliers;
     X.pass = 2;
-    lp_reqpar_run(X.nout < 1024 ? 1 : nthr, rs_worker, &X);
+    lp_pool_run(pool, X.nout < 1024 ? 1 : nthr, rs_worker, &X, NULL);
     for (unsigned t = 0; t < nthr; t++) {
         if (th[t].nomem) {
             st = th[t].err.status ? th[t].err.status : LP_ERR_NOMEM;
@@ -966,6 +969,7 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
 nomem:
     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
 out:
+    lp_pool_free(pool);
     if (th)
         for (unsigned t = 0; t < nthr; t++) {
             lp_free(th[t].seg), lp_free(th[t].cat_dur), lp_free(th[t].cat_cp), lp_free(th[t].cat_present);

@@ -11,7 +11,7 @@
 #include "longpole/analysis/mystery/skew.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
-#include "base/par.h"
+#include "base/pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,13 +67,13 @@ typedef struct sk_ctx {
     ptab *tabs;
 } sk_ctx;
 
-static void sk_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status sk_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     sk_ctx *C = ctx;
     const lp_reqlog *rl = C->rl;
     ptab *T = &C->tabs[tid];
     uint64_t lo, hi;
-    lp_reqpar_range(rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(rl->nreqs, tid, nthr, &lo, &hi);
     const lp_reqrow *R = rl->rows;
     for (uint64_t r = lo; r < hi && !T->nomem; r++) {
         if (rl->rbad[r])
@@ -120,6 +120,7 @@ static void sk_worker(void *ctx, unsigned tid, unsigned nthr)
             s0 = s1;
         }
     }
+    return LP_OK;
 }
 
 void lp_skew_release(lp_skew *s)
@@ -144,7 +145,7 @@ static int pair_cmp(const void *x, const void *y)
 lp_status lp_skew_estimate(const lp_reqlog *rl, const lp_skew_opts *o, lp_skew *out, lp_error *err)
 {
     memset(out, 0, sizeof *out);
-    unsigned nthr = lp_reqpar_threads(o ? o->threads : 0);
+    unsigned nthr = lp_pool_threads(o ? o->threads : 0, 64);
     if (rl->nreqs < 4096)
         nthr = 1;
     uint32_t H = rl->nhosts;
@@ -157,7 +158,10 @@ lp_status lp_skew_estimate(const lp_reqlog *rl, const lp_skew_opts *o, lp_skew *
     if (!tabs)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     sk_ctx C = {rl, tabs};
-    lp_reqpar_run(nthr, sk_worker, &C);
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, nthr - 1, NULL); /* without it, the parts run here */
+    lp_pool_run(pool, nthr, sk_worker, &C, NULL);
+    lp_pool_free(pool);
     for (unsigned t = 0; t < nthr; t++) {
         if (tabs[t].nomem)
             goto nomem;
@@ -328,13 +332,13 @@ typedef struct ap_ctx {
     int64_t lo[64], hi[64];
 } ap_ctx;
 
-static void ap_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status ap_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     ap_ctx *A = ctx;
     lp_reqlog *rl = A->rl;
     const int64_t *off = A->s->offset;
     uint64_t a, b;
-    lp_reqpar_range(rl->nreqs, tid, nthr, &a, &b);
+    lp_pool_range(rl->nreqs, tid, nthr, &a, &b);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint64_t q = a; q < b; q++) {
         int good = !rl->rbad[q];
@@ -348,6 +352,7 @@ static void ap_worker(void *ctx, unsigned tid, unsigned nthr)
     }
     A->lo[tid] = lo;
     A->hi[tid] = hi;
+    return LP_OK;
 }
 
 void lp_skew_apply(const lp_skew *s, lp_reqlog *rl)
@@ -355,10 +360,13 @@ void lp_skew_apply(const lp_skew *s, lp_reqlog *rl)
     ap_ctx A;
     A.s = s;
     A.rl = rl;
-    unsigned n = lp_reqpar_threads(0);
+    unsigned n = lp_pool_threads(0, 64);
     if (rl->nrows < ((uint64_t)1 << 20))
         n = 1;
-    lp_reqpar_run(n, ap_worker, &A);
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, n - 1, NULL); /* without it, the parts run here */
+    lp_pool_run(pool, n, ap_worker, &A, NULL);
+    lp_pool_free(pool);
     rl->min_time = INT64_MAX;
     rl->max_time = INT64_MIN;
     for (unsigned t = 0; t < n; t++) {

@@ -16,7 +16,7 @@
 #include "import/reqlog/reqlog_int.h"
 #include "codec/json_pull.h"
 #include "base/hashmap.h"
-#include "base/par.h"
+#include "base/pool.h"
 #include "longpole/base/alloc.h"
 
 #include <errno.h>
@@ -187,9 +187,8 @@ typedef struct shard_work {
     const lp_reqlog_opts *o;
 } shard_work;
 
-static void shard_worker(void *ctx, unsigned tid, unsigned n)
+static lp_status shard_worker(void *ctx, size_t tid, size_t n, lp_error *err)
 {
-    (void)n;
     shard_work *w = ctx;
     for (;;) {
         size_t i = atomic_fetch_add(&w->next, 1);
@@ -199,6 +198,7 @@ static void shard_worker(void *ctx, unsigned tid, unsigned n)
         if (tid == 0 && w->o->progress)
             w->o->progress(w->o->progress_ctx, "reading", atomic_load(&w->bytes), w->total);
     }
+    return LP_OK;
 }
 
 /* Read the first content line of a plain file to decide its layout. Returns 1 if a
@@ -489,12 +489,12 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
     return 0;
 }
 
-static void rq_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rq_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rq_ctx *C = ctx;
     rq_thread *T = &C->th[tid];
     uint64_t lo, hi;
-    lp_reqpar_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(C->rl->nreqs, tid, nthr, &lo, &hi);
     if (C->pass == 1) {
         for (uint64_t r = lo; r < hi && !T->nomem; r++)
             if (one_request(C, T, r))
@@ -505,6 +505,7 @@ static void rq_worker(void *ctx, unsigned tid, unsigned nthr)
             if (rows[i].seg != LP_REQLOG_NONE)
                 rows[i].seg = T->lmap[rows[i].seg];
     }
+    return LP_OK;
 }
 
 static int prob_cmp(const void *x, const void *y)
@@ -573,9 +574,8 @@ typedef struct merge_work {
 } merge_work;
 
 /* Copy shards' records into place with global ids, freeing each shard's records. */
-static void merge_worker(void *ctx, unsigned tid, unsigned n)
+static lp_status merge_worker(void *ctx, size_t tid, size_t n, lp_error *err)
 {
-    (void)tid, (void)n;
     merge_work *w = ctx;
     for (;;) {
         size_t i = atomic_fetch_add(&w->next, 1);
@@ -602,6 +602,7 @@ static void merge_worker(void *ctx, unsigned tid, unsigned n)
         lp_free(s->seq);
         s->seq = NULL;
     }
+    return LP_OK;
 }
 
 /* Diagnostics are collected while loading and reported at the end sorted by file and
@@ -751,7 +752,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         lp_free(rl);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    unsigned nthr = lp_reqpar_threads(o->threads);
+    unsigned nthr = lp_pool_threads(o->threads, 64);
     size_t shard_bytes = o->shard_bytes ? o->shard_bytes : ((size_t)32 << 20);
     rl_shard *sh = NULL;
     size_t nsh = 0, capsh = 0;
@@ -771,6 +772,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
     int64_t *seq = NULL;
     uint32_t *dest = NULL;
     rq_thread *th = NULL;
+    lp_pool *pool = NULL;
     segkey *sk = NULL;
     lp_hmap gsegs = {0};
     plist pend = {0};
@@ -846,7 +848,8 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
     atomic_init(&w.bytes, 0);
     for (size_t i = 0; i < nsh; i++)
         sh[i].progress = &w.bytes;
-    lp_reqpar_run(nthr > nsh ? (unsigned)nsh : nthr, shard_worker, &w);
+    lp_pool_new(&pool, nthr - 1, NULL); /* for every step; without it, the parts run here */
+    lp_pool_run(pool, nthr > nsh ? nsh : nthr, shard_worker, &w, NULL);
     for (size_t i = 0; i < nsh; i++)
         if (sh[i].st) {
             st = sh[i].st;
@@ -1013,7 +1016,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         mw.rows = rl->rows;
         mw.seq = seq;
         atomic_init(&mw.next, 0);
-        lp_reqpar_run(nthr, merge_worker, &mw);
+        lp_pool_run(pool, nthr, merge_worker, &mw, NULL);
     }
     for (size_t i = 0; i < nsh; i++) {
         rl_shard *s = &sh[i];
@@ -1176,7 +1179,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
             goto nomem;
     }
     rq_ctx C = {rl, seq, th, 1};
-    lp_reqpar_run(nthr, rq_worker, &C);
+    lp_pool_run(pool, nthr, rq_worker, &C, NULL);
     for (unsigned t = 0; t < nthr; t++)
         if (th[t].nomem)
             goto nomem;
@@ -1296,7 +1299,7 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
             for (uint32_t l = 0; l < th[t].nlocal; l++)
                 th[t].lmap[l] = kmap_get(&gsegs, th[t].lkeys[l]);
         C.pass = 2;
-        lp_reqpar_run(nthr, rq_worker, &C);
+        lp_pool_run(pool, nthr, rq_worker, &C, NULL);
     }
     rl->min_time = INT64_MAX;
     rl->max_time = INT64_MIN;
@@ -1316,6 +1319,7 @@ fail:
     lp_reqlog_free(rl);
     rl = NULL;
 done:
+    lp_pool_free(pool);
     pfree(&pend);
     for (size_t i = 0; i < nsh; i++)
         rl_shard_release(&sh[i]);
