@@ -480,13 +480,13 @@ static void m_assign(mstream *q, int64_t at, uint32_t v)
 
 /* Phase A for worker w: its vertices from `base` on; returns their number. Also counts
  * the worker's waiting edges, worker edges and logged events. */
-static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t w, uint64_t base, uint64_t *nwait,
-                                uint64_t *nwe, uint64_t *nev)
+static __attribute__((noinline)) uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t w,
+                                                          uint64_t base, uint64_t *nwait, uint64_t *nwe, uint64_t *nev)
 {
     const lp_trace *t = src->t;
     const int64_t ts = s->ts, te = s->te;
-    int64_t *vtime = s->vtime;
-    uint32_t *vact = s->vact;
+    int64_t *vtime = s->vtime + base;
+    uint32_t *vact = s->vact + base;
     mstream q;
     q.t = t;
     q.ts = ts;
@@ -506,13 +506,13 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
     s_next(&q);
     r_next(&q);
     m_refresh(&q);
-    uint64_t n = 0, we = 0, ev = 0;
+    uint64_t n = 0, we = 0, ev = 0, nwt = 0;
     int64_t last = 0;
 #define EMIT(tv, act)                                                   \
     do {                                                                \
         if (n == 0 || (tv) != last) {                                   \
-            vtime[base + n] = (tv);                                     \
-            vact[base + n] = n ? (act) : LP_NONE32;                     \
+            vtime[n] = (tv);                                            \
+            vact[n] = n ? (act) : LP_NONE32;                            \
             we += n && (act) != LP_NONE32;                              \
             n++;                                                        \
             last = (tv);                                                \
@@ -547,7 +547,7 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
         EMIT(e0, (uint32_t)i);
         ASSIGN();
         if (atype[i] == LP_TYPE_WAITING)
-            *nwait += n - before;
+            nwt += n - before;
     }
     while (q.has) {
         EMIT(q.next, LP_NONE32);
@@ -555,39 +555,32 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
     }
 #undef EMIT
 #undef ASSIGN
+    *nwait += nwt;
     *nwe += we;
     *nev += ev;
     return n;
 }
 
-lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, lp_error *err)
+/* Messages in flight across the bounds: the workers needing a vertex at ts (w_flag 1)
+ * or te (2), the normal messages in flight at te grouped by receiver (tail, w_tail),
+ * and the messages counted so far (*nmsgs). */
+static int snap_inflight(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, uint64_t *nmsgs,
+                         uint64_t *ntailp)
 {
     const lp_trace *t = src->t;
-    if (te < ts)
-        return lp_error_set(err, LP_ERR_ARG, "window end %lld is before its start %lld", (long long)te, (long long)ts);
-    s->t = t;
-    s->ts = ts;
-    s->te = te;
-    s->nworkers = t->nworkers;
-    s->nv = s->nin = s->nwedges = s->nacts = s->nmsgs = s->nevents = 0;
-    s->nactive = 0;
-    s->t0 = s->t1 = 0;
     uint32_t nw = t->nworkers;
-    if (grow_workers(s, nw))
-        goto oom;
-    /* messages in flight across the bounds */
     const uint32_t *f0, *f1;
     size_t nf0, nf1;
     if (inflight(src, ts, &s->if0, &s->cap_if0, &f0, &nf0) || inflight(src, te, &s->if1, &s->cap_if1, &f1, &nf1))
-        goto oom;
+        return -1;
     memset(s->w_flag, 0, nw);
     memset(s->w_tail, 0, ((size_t)nw + 1) * sizeof *s->w_tail);
-    uint64_t ntail = 0, nmsgs = 0;
+    uint64_t ntail = 0;
     for (size_t k = 0; k < nf0; k++) {
         uint32_t m = f0[k];
         if (t->msend[m] < t->mrecv[m]) {
             s->w_flag[t->msrc[m]] |= 1; /* sent before ts: the sender's vertex at ts */
-            nmsgs++;
+            (*nmsgs)++;
         } else {
             s->w_flag[t->mdst[m]] |= 1; /* skewed, received before ts */
         }
@@ -600,11 +593,11 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
             ntail++;
         } else {
             s->w_flag[t->msrc[m]] |= 2; /* skewed, sent after te */
-            nmsgs++;
+            (*nmsgs)++;
         }
     }
     if (ensure((void **)&s->tail, &s->cap_tail, ntail + 1, sizeof *s->tail))
-        goto oom;
+        return -1;
     for (uint32_t w = 0; w < nw; w++)
         s->w_tail[w + 1] += s->w_tail[w];
     /* fill by receiver; w_tail[w] is advanced to w's end and restored after */
@@ -616,9 +609,18 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
     for (uint32_t w = nw; w-- > 0;)
         s->w_tail[w + 1] = s->w_tail[w];
     s->w_tail[0] = 0;
-    /* slices and worst-case sizes */
-    uint64_t vmax = 0, smax = 0, rmax = 0;
-    for (uint32_t w = 0; w < nw; w++) {
+    *ntailp = ntail;
+    return 0;
+}
+
+/* Each worker's slices of activities, sends and receives in the window, and the
+ * worst-case sizes: vertices, send and receive entries. */
+static void snap_slices(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, uint64_t *vmax, uint64_t *smax,
+                        uint64_t *rmax)
+{
+    const lp_trace *t = src->t;
+    *vmax = *smax = *rmax = 0;
+    for (uint32_t w = 0; w < t->nworkers; w++) {
         uint64_t lo = t->wfirst[w], hi = t->wfirst[w + 1];
         /* activities: the first ending after ts (or zero-length at ts), up to the first
          * starting at or after te; ends are non-decreasing within a worker */
@@ -635,29 +637,97 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
         uint64_t ro = src->rcv.off[w], re = src->rcv.off[w + 1];
         s->w_rlo[w] = lower_i64(src->rcv.time, ro, re, ts);
         s->w_rhi[w] = upper_i64(src->rcv.time, s->w_rlo[w], re, te);
-        s->w_sbase[w] = smax;
-        smax += s->w_shi[w] - s->w_slo[w];
-        rmax += s->w_rhi[w] - s->w_rlo[w];
-        vmax += 2 * (s->w_ahi[w] - s->w_alo[w]) + (s->w_shi[w] - s->w_slo[w]) + (s->w_rhi[w] - s->w_rlo[w]) + 2;
+        s->w_sbase[w] = *smax;
+        *smax += s->w_shi[w] - s->w_slo[w];
+        *rmax += s->w_rhi[w] - s->w_rlo[w];
+        *vmax += 2 * (s->w_ahi[w] - s->w_alo[w]) + (s->w_shi[w] - s->w_slo[w]) + (s->w_rhi[w] - s->w_rlo[w]) + 2;
     }
-    if (vmax >= UINT32_MAX || rmax + ntail >= UINT32_MAX)
-        return lp_error_set(err, LP_ERR_LIMIT, "window [%lld, %lld] has more than 2^32-2 vertices or edges",
-                            (long long)ts, (long long)te);
+}
+
+/* The graph's arrays for the worst case. */
+static int snap_reserve(lp_snapshot *s, uint64_t vmax, uint64_t smax, uint64_t rmax, uint64_t ntail)
+{
     size_t cv = s->cap_v;
     if (ensure((void **)&s->vtime, &cv, vmax + 1, sizeof *s->vtime))
-        goto oom;
+        return -1;
     cv = s->cap_v;
     if (ensure((void **)&s->vact, &cv, vmax + 1, sizeof *s->vact))
-        goto oom;
+        return -1;
     cv = s->cap_v;
     if (ensure((void **)&s->vin, &cv, vmax + 1, sizeof *s->vin))
-        goto oom;
+        return -1;
     s->cap_v = cv;
     if (ensure((void **)&s->svtx, &s->cap_s, smax + 1, sizeof *s->svtx) ||
         ensure((void **)&s->rvtx, &s->cap_r, rmax + 1, sizeof *s->rvtx) ||
         ensure((void **)&s->in, &s->cap_in, rmax + ntail + 1, sizeof *s->in))
+        return -1;
+    return 0;
+}
+
+/* Phase B: incoming messages by receive vertex (those received in the window, then
+ * those in flight at te, at the receiver's last vertex). */
+static void snap_edges(lp_snapshot *s, const lp_snapsrc *src, int64_t ts)
+{
+    const lp_trace *t = src->t;
+    uint64_t k = 0, vcur = 0, rbase = 0;
+    for (uint32_t w = 0; w < t->nworkers; w++) {
+        uint64_t r0 = s->w_rlo[w], rn = s->w_rhi[w] - r0;
+        const uint32_t *rm = src->rcv.msg + r0, *rsrc = src->rcv_src + r0, *rspos = src->rcv_spos + r0;
+        const int64_t *rt = src->rcv.time + r0, *ro = src->rcv_other + r0;
+        for (uint64_t j = 0; j < rn; j++) {
+            uint32_t v = s->rvtx[rbase + j];
+            if (v == LP_NONE32 || rt[j] < ro[j]) /* outside the window, or skewed: no edge */
+                continue;
+            while (vcur <= v)
+                s->vin[vcur++] = (uint32_t)k;
+            uint32_t x = rsrc[j];
+            int64_t st = ro[j];
+            uint32_t sv = st < ts ? (uint32_t)s->voff[x] : s->svtx[s->w_sbase[x] + rspos[j] - s->w_slo[x]];
+            s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, rm[j]};
+        }
+        rbase += rn;
+        if (s->w_tail[w] < s->w_tail[w + 1]) {
+            uint64_t v = s->voff[w + 1] - 1;
+            while (vcur <= v)
+                s->vin[vcur++] = (uint32_t)k;
+            for (uint32_t j = s->w_tail[w]; j < s->w_tail[w + 1]; j++) {
+                uint32_t m = s->tail[j], x = t->msrc[m];
+                int64_t st = t->msend[m];
+                uint32_t sv = st < ts ? (uint32_t)s->voff[x]
+                                      : s->svtx[s->w_sbase[x] + src->sendpos[m] - s->w_slo[x]];
+                s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, m};
+            }
+        }
+    }
+    while (vcur <= s->nv)
+        s->vin[vcur++] = (uint32_t)k;
+    s->nin = k;
+}
+
+lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, lp_error *err)
+{
+    const lp_trace *t = src->t;
+    if (te < ts)
+        return lp_error_set(err, LP_ERR_ARG, "window end %lld is before its start %lld", (long long)te, (long long)ts);
+    s->t = t;
+    s->ts = ts;
+    s->te = te;
+    s->nworkers = t->nworkers;
+    s->nv = s->nin = s->nwedges = s->nacts = s->nmsgs = s->nevents = 0;
+    s->nactive = 0;
+    s->t0 = s->t1 = 0;
+    uint64_t nmsgs = 0, ntail = 0, vmax, smax, rmax;
+    if (grow_workers(s, t->nworkers) || snap_inflight(s, src, ts, te, &nmsgs, &ntail))
         goto oom;
-    /* phase A: vertices */
+    snap_slices(s, src, ts, te, &vmax, &smax, &rmax);
+    if (vmax >= UINT32_MAX || rmax + ntail >= UINT32_MAX)
+        return lp_error_set(err, LP_ERR_LIMIT, "window [%lld, %lld] has more than 2^32-2 vertices or edges",
+                            (long long)ts, (long long)te);
+    if (snap_reserve(s, vmax, smax, rmax, ntail))
+        goto oom;
+    /* phase A: every worker's vertices, the extent, and the counts (kept here: the
+     * vertex loop of worker_vertices is compiled best inlined into this function) */
+    uint32_t nw = t->nworkers;
     uint64_t nv = 0, rbase = 0, nwe = 0, nev = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (uint32_t w = 0; w < nw; w++) {
@@ -693,41 +763,7 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
         s->t0 = t0;
         s->t1 = t1;
     }
-    /* phase B: incoming messages by receive vertex */
-    uint64_t k = 0, vcur = 0;
-    rbase = 0;
-    for (uint32_t w = 0; w < nw; w++) {
-        uint64_t r0 = s->w_rlo[w], rn = s->w_rhi[w] - r0;
-        const uint32_t *rm = src->rcv.msg + r0, *rsrc = src->rcv_src + r0, *rspos = src->rcv_spos + r0;
-        const int64_t *rt = src->rcv.time + r0, *ro = src->rcv_other + r0;
-        for (uint64_t j = 0; j < rn; j++) {
-            uint32_t v = s->rvtx[rbase + j];
-            if (v == LP_NONE32 || rt[j] < ro[j]) /* outside the window, or skewed: no edge */
-                continue;
-            while (vcur <= v)
-                s->vin[vcur++] = (uint32_t)k;
-            uint32_t x = rsrc[j];
-            int64_t st = ro[j];
-            uint32_t sv = st < ts ? (uint32_t)s->voff[x] : s->svtx[s->w_sbase[x] + rspos[j] - s->w_slo[x]];
-            s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, rm[j]};
-        }
-        rbase += rn;
-        if (s->w_tail[w] < s->w_tail[w + 1]) {
-            uint64_t v = s->voff[w + 1] - 1;
-            while (vcur <= v)
-                s->vin[vcur++] = (uint32_t)k;
-            for (uint32_t j = s->w_tail[w]; j < s->w_tail[w + 1]; j++) {
-                uint32_t m = s->tail[j], x = t->msrc[m];
-                int64_t st = t->msend[m];
-                uint32_t sv = st < ts ? (uint32_t)s->voff[x]
-                                      : s->svtx[s->w_sbase[x] + src->sendpos[m] - s->w_slo[x]];
-                s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, m};
-            }
-        }
-    }
-    while (vcur <= nv)
-        s->vin[vcur++] = (uint32_t)k;
-    s->nin = k;
+    snap_edges(s, src, ts);
     return LP_OK;
 oom:
     return lp_error_set(err, LP_ERR_NOMEM, "out of memory building the snapshot of [%lld, %lld]", (long long)ts,
