@@ -528,121 +528,132 @@ static inline void chan_add(sim *s, gworker *w, uint32_t j, uint32_t k, int64_t 
     s->pend[ch] = p;
 }
 
-/* Route n output records of worker w (done at time t) and decide which buffers to send. */
-static void route(sim *s, gworker *w, uint32_t n, int64_t t)
+/* Unkeyed routing: round robin over the p channels, from w->rr. */
+static void route_rr(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t p)
 {
-    uint32_t dop = w->op + 1, p = s->par[dop];
-    if (!s->keyed[dop]) {
-        if (n >= p) {
-            uint32_t base = n / p, rem = n % p;
-            for (uint32_t i = 0, j = w->rr; i < p; i++) {
-                chan_add(s, w, j, base + (i < rem), t);
-                if (++j == p)
-                    j = 0;
-            }
-            w->rr = (uint32_t)(((uint64_t)w->rr + rem) % p);
-        } else {
-            uint32_t j = w->rr;
-            for (uint32_t i = 0; i < n; i++) {
-                chan_add(s, w, j, 1, t);
-                if (++j == p)
-                    j = 0;
-            }
-            w->rr = j;
+    if (n >= p) {
+        uint32_t base = n / p, rem = n % p;
+        for (uint32_t i = 0, j = w->rr; i < p; i++) {
+            chan_add(s, w, j, base + (i < rem), t);
+            if (++j == p)
+                j = 0;
         }
-    } else if (s->btab[dop]) {
-        /* counts drawn at once (build_btab): the hot worker's Bin(n, pi0), then the rest
-         * spread uniformly over the cold workers by conditional binomials */
-        const binom *bt = s->btab[dop];
-        uint32_t m = n;
-        for (uint32_t j = 0; j + 1 < p; j++) {
-            uint64_t r = rnd(s);
-            uint32_t o = bt->off[j * (bt->batch + 1) + m];
-            uint32_t i = (uint32_t)(((r >> 32) * (m + 1)) >> 32);
-            uint32_t c = (uint32_t)r < bt->thr[o + i] ? i : bt->alias[o + i];
-            if (c)
-                chan_add(s, w, j, c, t);
-            m -= c;
-        }
-        if (m)
-            chan_add(s, w, p - 1, m, t);
+        w->rr = (uint32_t)(((uint64_t)w->rr + rem) % p);
     } else {
-        uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
-        const uint16_t *tab = s->ktab[dop];
-        const int packed = tab && p <= 8;
-        const int track = !packed && p > 2 * n; /* few records over many channels: list the ones drawn */
-#define BUMP(jj)                                                                                   \
-    do {                                                                                           \
-        uint32_t j_ = (jj);                                                                        \
-        if (track && !cnt[j_])                                                                     \
-            touched[nt++] = j_;                                                                    \
-        cnt[j_]++;                                                                                 \
-    } while (0)
-        if (packed) { /* as below, counting in the bytes of one word */
-            for (uint32_t i = 0; i < n;) {
-                uint32_t m = n - i < 252 ? n - i : 252, k = 0;
-                uint64_t acc = 0;
-                for (; k + 4 <= m; k += 4) {
-                    uint64_t r = rnd(s);
-                    acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[(r >> 16) & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[(r >> 32) & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[r >> 48] << 3);
-                }
-                if (k < m) {
-                    uint64_t r = rnd(s);
-                    for (; k < m; k++, r >>= 16)
-                        acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
-                }
-                for (uint32_t j = 0; j < p; j++, acc >>= 8)
-                    cnt[j] += (uint32_t)(acc & 0xff);
-                i += m;
-            }
-        } else if (tab) { /* 16-bit draws through the table, four per random number */
-            uint32_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                uint64_t r = rnd(s);
-                BUMP(tab[r & 0xffff]);
-                BUMP(tab[(r >> 16) & 0xffff]);
-                BUMP(tab[(r >> 32) & 0xffff]);
-                BUMP(tab[r >> 48]);
-            }
-            if (i < n) {
-                uint64_t r = rnd(s);
-                for (; i < n; i++, r >>= 16)
-                    BUMP(tab[r & 0xffff]);
-            }
-        } else { /* exact 32-bit draws, two per random number */
-            uint64_t thr = s->skew_thr;
-            double scale = s->skew_scale[dop];
-            for (uint32_t i = 0; i < n; i += 2) {
-                uint64_t r = rnd(s);
-                for (uint32_t h = 0; h < 2 && i + h < n; h++, r >>= 32) {
-                    uint32_t u = (uint32_t)r, j = 0;
-                    if (u >= thr) {
-                        j = (uint32_t)((double)(u - thr) * scale);
-                        j = j < p ? j : p - 1;
-                    }
-                    BUMP(j);
-                }
-            }
+        uint32_t j = w->rr;
+        for (uint32_t i = 0; i < n; i++) {
+            chan_add(s, w, j, 1, t);
+            if (++j == p)
+                j = 0;
         }
-#undef BUMP
-        if (!track) {
-            for (uint32_t j = 0; j < p; j++)
-                if (cnt[j]) {
-                    chan_add(s, w, j, cnt[j], t);
-                    cnt[j] = 0;
+        w->rr = j;
+    }
+}
+
+/* Keyed routing with binomial tables (build_btab). */
+static void route_binom(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t dop, uint32_t p)
+{
+    /* counts drawn at once (build_btab): the hot worker's Bin(n, pi0), then the rest
+     * spread uniformly over the cold workers by conditional binomials */
+    const binom *bt = s->btab[dop];
+    uint32_t m = n;
+    for (uint32_t j = 0; j + 1 < p; j++) {
+        uint64_t r = rnd(s);
+        uint32_t o = bt->off[j * (bt->batch + 1) + m];
+        uint32_t i = (uint32_t)(((r >> 32) * (m + 1)) >> 32);
+        uint32_t c = (uint32_t)r < bt->thr[o + i] ? i : bt->alias[o + i];
+        if (c)
+            chan_add(s, w, j, c, t);
+        m -= c;
+    }
+    if (m)
+        chan_add(s, w, p - 1, m, t);
+}
+
+/* Keyed routing record by record: a channel drawn for each record (through the 16-bit
+ * table, packed in the bytes of a word when p <= 8, else exactly), then the counts
+ * added channel by channel. */
+static void route_keyed(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t dop, uint32_t p)
+{
+    uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
+    const uint16_t *tab = s->ktab[dop];
+    const int packed = tab && p <= 8;
+    const int track = !packed && p > 2 * n; /* few records over many channels: list the ones drawn */
+#define BUMP(jj)                                                                                   \
+do {                                                                                           \
+    uint32_t j_ = (jj);                                                                        \
+    if (track && !cnt[j_])                                                                     \
+        touched[nt++] = j_;                                                                    \
+    cnt[j_]++;                                                                                 \
+} while (0)
+    if (packed) { /* as below, counting in the bytes of one word */
+        for (uint32_t i = 0; i < n;) {
+            uint32_t m = n - i < 252 ? n - i : 252, k = 0;
+            uint64_t acc = 0;
+            for (; k + 4 <= m; k += 4) {
+                uint64_t r = rnd(s);
+                acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[(r >> 16) & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[(r >> 32) & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[r >> 48] << 3);
+            }
+            if (k < m) {
+                uint64_t r = rnd(s);
+                for (; k < m; k++, r >>= 16)
+                    acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+            }
+            for (uint32_t j = 0; j < p; j++, acc >>= 8)
+                cnt[j] += (uint32_t)(acc & 0xff);
+            i += m;
+        }
+    } else if (tab) { /* 16-bit draws through the table, four per random number */
+        uint32_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            uint64_t r = rnd(s);
+            BUMP(tab[r & 0xffff]);
+            BUMP(tab[(r >> 16) & 0xffff]);
+            BUMP(tab[(r >> 32) & 0xffff]);
+            BUMP(tab[r >> 48]);
+        }
+        if (i < n) {
+            uint64_t r = rnd(s);
+            for (; i < n; i++, r >>= 16)
+                BUMP(tab[r & 0xffff]);
+        }
+    } else { /* exact 32-bit draws, two per random number */
+        uint64_t thr = s->skew_thr;
+        double scale = s->skew_scale[dop];
+        for (uint32_t i = 0; i < n; i += 2) {
+            uint64_t r = rnd(s);
+            for (uint32_t h = 0; h < 2 && i + h < n; h++, r >>= 32) {
+                uint32_t u = (uint32_t)r, j = 0;
+                if (u >= thr) {
+                    j = (uint32_t)((double)(u - thr) * scale);
+                    j = j < p ? j : p - 1;
                 }
-        } else {
-            for (uint32_t i = 0; i < nt; i++) {
-                uint32_t j = touched[i];
-                chan_add(s, w, j, cnt[j], t);
-                cnt[j] = 0;
+                BUMP(j);
             }
         }
     }
-    /* buffer timeout */
+#undef BUMP
+    if (!track) {
+        for (uint32_t j = 0; j < p; j++)
+            if (cnt[j]) {
+                chan_add(s, w, j, cnt[j], t);
+                cnt[j] = 0;
+            }
+    } else {
+        for (uint32_t i = 0; i < nt; i++) {
+            uint32_t j = touched[i];
+            chan_add(s, w, j, cnt[j], t);
+            cnt[j] = 0;
+        }
+    }
+}
+
+/* Buffer timeout: the buffers open for FLUSH_NS by t are sent as they are. */
+static void flush_timeouts(sim *s, gworker *w, int64_t t)
+{
     while (w->oqlen) {
         const openent *e = &w->oq[w->oqhead];
         uint64_t ch = w->ochan + e->j;
@@ -655,6 +666,19 @@ static void route(sim *s, gworker *w, uint32_t n, int64_t t)
         w->oqhead = (w->oqhead + 1) & (w->oqcap - 1);
         w->oqlen--;
     }
+}
+
+/* Route n output records of worker w (done at time t) and decide which buffers to send. */
+static void route(sim *s, gworker *w, uint32_t n, int64_t t)
+{
+    uint32_t dop = w->op + 1, p = s->par[dop];
+    if (!s->keyed[dop])
+        route_rr(s, w, n, t, p);
+    else if (s->btab[dop])
+        route_binom(s, w, n, t, dop, p);
+    else
+        route_keyed(s, w, n, t, dop, p);
+    flush_timeouts(s, w, t);
 }
 
 /* Send a buffer of n records on channel j: serialization, buffer, message. */
