@@ -281,11 +281,11 @@ static int sum_prepare(sumx *x, unsigned kinds)
     return 0;
 }
 
-/* The operator slot of activity a ("-" when it has none or it is not indexed). */
-static inline size_t op_slot(const sumx *x, uint32_t a)
+/* The operator slot of activity a ("-", none_o, when it has none or it is not indexed). */
+static inline size_t op_slot(const lp_str *aop, const uint32_t *opid, size_t none_o, uint32_t a)
 {
-    lp_str op = x->t->aop[a];
-    return op == LP_STR_NONE || x->keys->opid[op] == LP_NONE32 ? x->none_o : x->keys->opid[op];
+    lp_str op = aop[a];
+    return op == LP_STR_NONE || opid[op] == LP_NONE32 ? none_o : opid[op];
 }
 
 /* Worker edges: CP and profile time by type, worker and operator; waiting apart. */
@@ -294,6 +294,9 @@ static void sum_worker_edges(sumx *x, const double *cpw)
     const lp_trace *t = x->t;
     const lp_snapshot *s = x->s;
     acc *at = x->at, *aw = x->aw, *ao = x->ao;
+    const uint32_t *opid = x->keys->opid;
+    const size_t none_o = x->none_o;
+    int64_t waiting = 0, busy = 0; /* (locals: the loop keeps them in registers) */
     for (uint32_t w = 0; w < s->nworkers; w++)
         for (uint64_t v = s->voff[w] + 1; v < s->voff[w + 1]; v++) {
             uint32_t a = s->vact[v];
@@ -302,11 +305,11 @@ static void sum_worker_edges(sumx *x, const double *cpw)
             int64_t d = s->vtime[v] - s->vtime[v - 1];
             uint16_t ty = t->atype[a];
             if (ty == LP_TYPE_WAITING) {
-                x->waiting += d;
+                waiting += d;
                 continue;
             }
             double cp = cpw[v];
-            x->busy += d;
+            busy += d;
             if (at) {
                 at[ty].cp += cp;
                 at[ty].prof += d;
@@ -316,11 +319,13 @@ static void sum_worker_edges(sumx *x, const double *cpw)
                 aw[w].prof += d;
             }
             if (ao) {
-                size_t o = op_slot(x, a);
+                size_t o = op_slot(t->aop, opid, none_o, a);
                 ao[o].cp += cp;
                 ao[o].prof += d;
             }
         }
+    x->waiting += waiting;
+    x->busy += busy;
 }
 
 /* Message edges: CP and profile time of communication, by worker pair too. */
@@ -329,6 +334,7 @@ static int sum_message_edges(sumx *x, const double *cpin)
     const lp_trace *t = x->t;
     const lp_snapshot *s = x->s;
     double cpmsg = 0;
+    int64_t msgtime = 0;
     for (uint64_t v = 0; v < s->nv; v++)
         for (uint32_t k = s->vin[v]; k < s->vin[v + 1]; k++) {
             int64_t d = s->vtime[v] - s->in[k].st;
@@ -337,7 +343,7 @@ static int sum_message_edges(sumx *x, const double *cpin)
             /* as in breakdown.c: a message to oneself (a timer) overlaps that worker's
              * waiting, so it is no communication time in the profile */
             int64_t pd = t->msrc[m] == t->mdst[m] ? 0 : d;
-            x->msgtime += pd;
+            msgtime += pd;
             cpmsg += cp;
             if (x->want_comm) {
                 acc *p = pair_acc(x->buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
@@ -347,6 +353,7 @@ static int sum_message_edges(sumx *x, const double *cpin)
                 p->prof += pd;
             }
         }
+    x->msgtime += msgtime;
     acc *comm[3] = {x->at ? &x->at[x->comm_t] : NULL, x->aw ? &x->aw[x->comm_w] : NULL,
                     x->ao ? &x->ao[x->comm_o] : NULL};
     for (int i = 0; i < 3; i++)
@@ -408,7 +415,7 @@ static int sum_path(sumx *x, const lp_cppath *path)
             if (aw)
                 aw[lp_snapshot_vworker(s, v)].path += d;
             if (ao)
-                ao[op_slot(x, a)].path += d;
+                ao[op_slot(t->aop, x->keys->opid, x->none_o, a)].path += d;
         }
     }
     return 0;
