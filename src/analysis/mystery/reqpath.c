@@ -217,9 +217,8 @@ static void permute(lp_reqpath *p, const lp_causal *m, size_t n, const uint32_t 
 }
 
 /* The edges of the request's graph (succ rows), and the violations of the model. */
-static void build_edges(lp_reqpath *p, const lp_causal *m)
+static void build_edges(lp_reqpath *p, const lp_causal *m, size_t n, uint32_t W)
 {
-    const uint32_t n = p->n, W = p->words;
     /* edges: the model's rows of each segment are located once; each pair then costs
      * a few shifts (seen, hb both ways, mx) */
     uint64_t *S = p->succ;
@@ -272,6 +271,7 @@ static lp_status reduce(lp_reqpath *p, lp_error *err)
 {
     const uint32_t n = p->n, W = p->words;
     uint64_t *S = p->succ, *R = p->reach;
+    uint32_t edges = 0;
     if (W == 1) {
         for (uint32_t i = n; i-- > 0;) {
             uint64_t row = S[i], acc = 0;
@@ -279,7 +279,7 @@ static lp_status reduce(lp_reqpath *p, lp_error *err)
                 acc |= R[__builtin_ctzll(bits)];
             R[i] = row | acc;
             S[i] = row & ~acc;
-            p->edges += (uint32_t)popcount64(S[i]);
+            edges += (uint32_t)popcount64(S[i]);
         }
     } else {
         uint64_t acc[64];
@@ -299,12 +299,13 @@ static lp_status reduce(lp_reqpath *p, lp_error *err)
             for (uint32_t x = 0; x < W; x++) {
                 ri[x] = row[x] | accp[x];
                 row[x] &= ~accp[x];
-                p->edges += (uint32_t)popcount64(row[x]);
+                edges += (uint32_t)popcount64(row[x]);
             }
         }
         if (accp != acc)
             lp_free(accp);
     }
+    p->edges += edges;
     return LP_OK;
 }
 
@@ -412,7 +413,7 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
     if (st)
         return st;
     permute(p, m, n, seg, task, start, end);
-    build_edges(p, m);
+    build_edges(p, m, n, W);
     if ((st = reduce(p, err)))
         return st;
     longest(p);
