@@ -675,6 +675,104 @@ static size_t infer_times(lp_spans *sp, uint32_t *stack, uint8_t *state)
     return dropped;
 }
 
+/* The spans grouped by trace (stable counting sort: order, tfirst); no parents yet. */
+static lp_status group_by_trace(lp_spans *sp, lp_error *err)
+{
+    size_t n = sp->n, T = sp->ntraces;
+    for (size_t i = 0; i < n; i++)
+        sp->tfirst[sp->trace[i] + 1]++;
+    for (size_t t = 0; t < T; t++)
+        sp->tfirst[t + 1] += sp->tfirst[t];
+    uint64_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
+    if (!pos)
+        return nomem(err);
+    memcpy(pos, sp->tfirst, T * sizeof *pos);
+    for (size_t i = 0; i < n; i++)
+        sp->order[pos[sp->trace[i]]++] = (uint32_t)i;
+    lp_free(pos);
+    for (size_t i = 0; i < n; i++)
+        sp->parent[i] = LP_SPAN_NONE;
+    return LP_OK;
+}
+
+/* The references grouped by the trace of their target (rorder[rfirst[t] ..
+ * rfirst[t + 1]), to free even on error); their targets unresolved. */
+static lp_status group_refs(lp_spans *sp, size_t **prfirst, uint32_t **prorder, lp_error *err)
+{
+    size_t T = sp->ntraces;
+    size_t *rfirst = *prfirst = lp_calloc(T + 1, sizeof *rfirst);
+    uint32_t *rorder = *prorder = lp_malloc((sp->nrefs ? sp->nrefs : 1) * sizeof *rorder);
+    if (!rfirst || !rorder)
+        return nomem(err);
+    for (size_t k = 0; k < sp->nrefs; k++) {
+        sp->refs[k].target = LP_SPAN_NONE;
+        if (sp->refs[k].trace < T)
+            rfirst[sp->refs[k].trace + 1]++;
+    }
+    for (size_t t = 0; t < T; t++)
+        rfirst[t + 1] += rfirst[t];
+    size_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
+    if (!pos)
+        return nomem(err);
+    memcpy(pos, rfirst, T * sizeof *pos);
+    for (size_t k = 0; k < sp->nrefs; k++)
+        if (sp->refs[k].trace < T)
+            rorder[pos[sp->refs[k].trace]++] = (uint32_t)k;
+    lp_free(pos);
+    return LP_OK;
+}
+
+/* Spans without a start or a duration placed from their children (children lists
+ * rebuilt if some had to be dropped). */
+static lp_status place_untimed(lp_spans *sp, uint32_t *stack, uint8_t *color, lp_error *err)
+{
+    size_t n = sp->n;
+    lp_status st = LP_OK;
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++)
+        any = (sp->flags[i] & (LP_SPAN_NO_START | LP_SPAN_NO_DURATION)) && !(sp->flags[i] & LP_SPAN_DROPPED);
+    if (any) {
+        size_t dropped = infer_times(sp, stack, color);
+        if (dropped && (st = build_kids(sp, err)))
+            return st;
+        if (sp->nnotime && sp->diags)
+            lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
+                            "%llu span(s) without a timestamp or duration were placed from their children",
+                            (unsigned long long)sp->nnotime);
+    }
+    return st;
+}
+
+/* Each trace's root: a span without a parent reference before an orphan, then the
+ * earliest, the longest, the lowest id; the other parentless spans counted. */
+static void pick_roots(lp_spans *sp)
+{
+    size_t T = sp->ntraces;
+    for (uint32_t t = 0; t < T; t++) {
+        uint32_t best = LP_SPAN_NONE;
+        int bestkind = 0; /* 2: no parent reference, 1: orphan */
+        uint32_t roots = 0;
+        for (uint64_t k = sp->tfirst[t]; k < sp->tfirst[t + 1]; k++) {
+            uint32_t i = sp->order[k];
+            if ((sp->flags[i] & LP_SPAN_DROPPED) || sp->parent[i] != LP_SPAN_NONE)
+                continue;
+            roots++;
+            int kind = (sp->flags[i] & (LP_SPAN_ORPHAN | LP_SPAN_HAS_PARENT)) ? 1 : 2;
+            if (best == LP_SPAN_NONE || kind > bestkind ||
+                (kind == bestkind &&
+                 (sp->start[i] < sp->start[best] ||
+                  (sp->start[i] == sp->start[best] &&
+                   (sp->dur[i] > sp->dur[best] || (sp->dur[i] == sp->dur[best] && sp->id[i] < sp->id[best])))))) {
+                best = i;
+                bestkind = kind;
+            }
+        }
+        sp->root[t] = best;
+        if (roots > 1)
+            sp->nroots_extra += roots - 1;
+    }
+}
+
 lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
 {
     if (sp->finished)
@@ -707,50 +805,8 @@ lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
         st = nomem(err);
         goto out;
     }
-    /* group by trace (stable counting sort) */
-    for (size_t i = 0; i < n; i++)
-        sp->tfirst[sp->trace[i] + 1]++;
-    for (size_t t = 0; t < T; t++)
-        sp->tfirst[t + 1] += sp->tfirst[t];
-    {
-        uint64_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
-        if (!pos) {
-            st = nomem(err);
-            goto out;
-        }
-        memcpy(pos, sp->tfirst, T * sizeof *pos);
-        for (size_t i = 0; i < n; i++)
-            sp->order[pos[sp->trace[i]]++] = (uint32_t)i;
-        lp_free(pos);
-    }
-    for (size_t i = 0; i < n; i++)
-        sp->parent[i] = LP_SPAN_NONE;
-    /* references, grouped by the trace of their target */
-    rfirst = lp_calloc(T + 1, sizeof *rfirst);
-    rorder = lp_malloc((sp->nrefs ? sp->nrefs : 1) * sizeof *rorder);
-    if (!rfirst || !rorder) {
-        st = nomem(err);
+    if ((st = group_by_trace(sp, err)) || (st = group_refs(sp, &rfirst, &rorder, err)))
         goto out;
-    }
-    for (size_t k = 0; k < sp->nrefs; k++) {
-        sp->refs[k].target = LP_SPAN_NONE;
-        if (sp->refs[k].trace < T)
-            rfirst[sp->refs[k].trace + 1]++;
-    }
-    for (size_t t = 0; t < T; t++)
-        rfirst[t + 1] += rfirst[t];
-    {
-        size_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
-        if (!pos) {
-            st = nomem(err);
-            goto out;
-        }
-        memcpy(pos, rfirst, T * sizeof *pos);
-        for (size_t k = 0; k < sp->nrefs; k++)
-            if (sp->refs[k].trace < T)
-                rorder[pos[sp->refs[k].trace]++] = (uint32_t)k;
-        lp_free(pos);
-    }
     for (uint32_t t = 0; t < T; t++) {
         if ((st = resolve_trace(sp, t, &m, dnext, dtail, rorder + rfirst[t], rfirst[t + 1] - rfirst[t], err)))
             goto out;
@@ -758,44 +814,9 @@ lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
     }
     if ((st = build_kids(sp, err)))
         goto out;
-    {
-        int any = 0;
-        for (size_t i = 0; i < n && !any; i++)
-            any = (sp->flags[i] & (LP_SPAN_NO_START | LP_SPAN_NO_DURATION)) && !(sp->flags[i] & LP_SPAN_DROPPED);
-        if (any) {
-            size_t dropped = infer_times(sp, stack, color);
-            if (dropped && (st = build_kids(sp, err)))
-                goto out;
-            if (sp->nnotime && sp->diags)
-                lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
-                                "%llu span(s) without a timestamp or duration were placed from their children",
-                                (unsigned long long)sp->nnotime);
-        }
-    }
-    /* roots */
-    for (uint32_t t = 0; t < T; t++) {
-        uint32_t best = LP_SPAN_NONE;
-        int bestkind = 0; /* 2: no parent reference, 1: orphan */
-        uint32_t roots = 0;
-        for (uint64_t k = sp->tfirst[t]; k < sp->tfirst[t + 1]; k++) {
-            uint32_t i = sp->order[k];
-            if ((sp->flags[i] & LP_SPAN_DROPPED) || sp->parent[i] != LP_SPAN_NONE)
-                continue;
-            roots++;
-            int kind = (sp->flags[i] & (LP_SPAN_ORPHAN | LP_SPAN_HAS_PARENT)) ? 1 : 2;
-            if (best == LP_SPAN_NONE || kind > bestkind ||
-                (kind == bestkind &&
-                 (sp->start[i] < sp->start[best] ||
-                  (sp->start[i] == sp->start[best] &&
-                   (sp->dur[i] > sp->dur[best] || (sp->dur[i] == sp->dur[best] && sp->id[i] < sp->id[best])))))) {
-                best = i;
-                bestkind = kind;
-            }
-        }
-        sp->root[t] = best;
-        if (roots > 1)
-            sp->nroots_extra += roots - 1;
-    }
+    if ((st = place_untimed(sp, stack, color, err)))
+        goto out;
+    pick_roots(sp);
     if (sp->nmerged && sp->diags)
         lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
                         "%llu span part(s) with the id of an earlier span were merged into it (Zipkin spans sent in parts)",
