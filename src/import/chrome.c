@@ -326,24 +326,6 @@ static void skip(cctx *c, enum skip why, const lp_json *at, const char *fmt, ...
     report(c, LP_SEV_ERROR, LP_RULE_IMPORT, at ? at->line : 0, at ? at->off : 0, "%s; event skipped", msg);
 }
 
-static const char *what(const lp_json *n, char *buf, size_t size)
-{
-    char ex[64];
-    if (!n)
-        snprintf(buf, size, "nothing");
-    else if (n->type == LP_JSON_STRING)
-        snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_NUMBER)
-        snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_ARRAY)
-        snprintf(buf, size, "an array");
-    else if (n->type == LP_JSON_OBJECT)
-        snprintf(buf, size, "an object");
-    else
-        snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type));
-    return buf;
-}
-
 /* ---- numbers ------------------------------------------------------------------------ */
 
 static const uint64_t pow10u[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
@@ -851,7 +833,7 @@ static lp_status v2_flows(cctx *c, const lp_json *ev, const evf *f, uint32_t thr
     if (!id) {
         char w[80];
         report(c, LP_SEV_WARNING, LP_RULE_IMPORT, f->bind_id->line, f->bind_id->off,
-               "bind_id must be a number or a string, found %s; the flow is ignored", what(f->bind_id, w, sizeof w));
+               "bind_id must be a number or a string, found %s; the flow is ignored", lp_json_what(f->bind_id, w, sizeof w));
         c->skipped[SK_FIELD]++;
         return LP_OK;
     }
@@ -881,7 +863,7 @@ static lp_status metadata(cctx *c, const lp_json *ev, const evf *f)
     int oom = 0;
     char w[80];
     if (!nm || nm->type != LP_JSON_STRING) {
-        skip(c, SK_FIELD, ev, "metadata event (ph M) without a name string (found %s)", what(nm, w, sizeof w));
+        skip(c, SK_FIELD, ev, "metadata event (ph M) without a name string (found %s)", lp_json_what(nm, w, sizeof w));
         return LP_OK;
     }
     int proc = 0;
@@ -906,7 +888,7 @@ static lp_status metadata(cctx *c, const lp_json *ev, const evf *f)
     v = lp_json_get(args, argkey);
     if (!v || (v->type != LP_JSON_STRING && v->type != LP_JSON_NUMBER)) {
         skip(c, SK_FIELD, ev, "metadata %s: args.%s should be a %s, found %s", nm->s, argkey,
-             proc == 3 || !strcmp(argkey, "sort_index") ? "number" : "string", what(v, w, sizeof w));
+             proc == 3 || !strcmp(argkey, "sort_index") ? "number" : "string", lp_json_what(v, w, sizeof w));
         return LP_OK;
     }
     if (proc) {
@@ -949,7 +931,7 @@ static lp_status async_event(cctx *c, const lp_json *ev, const evf *f, char ph, 
     const char *id = event_id(f, &idn, &local);
     char w[80];
     if (!id) {
-        skip(c, SK_NO_ID, ev, "async event (ph %c) without an id (found %s)", ph, what(f->id, w, sizeof w));
+        skip(c, SK_NO_ID, ev, "async event (ph %c) without an id (found %s)", ph, lp_json_what(f->id, w, sizeof w));
         return LP_OK;
     }
     int nestable = ph == 'b' || ph == 'e' || ph == 'n';
@@ -1024,13 +1006,13 @@ static lp_status event(cctx *c, const lp_json *ev)
     char w[80];
     c->nevents++;
     if (ev->type != LP_JSON_OBJECT) {
-        skip(c, SK_SHAPE, ev, "a trace event must be an object, found %s", what(ev, w, sizeof w));
+        skip(c, SK_SHAPE, ev, "a trace event must be an object, found %s", lp_json_what(ev, w, sizeof w));
         return LP_OK;
     }
     evf f;
     fields(ev, &f);
     if (!f.ph || f.ph->type != LP_JSON_STRING || f.ph->len == 0) {
-        skip(c, SK_PH, ev, "event without a phase (\"ph\" is %s)", what(f.ph, w, sizeof w));
+        skip(c, SK_PH, ev, "event without a phase (\"ph\" is %s)", lp_json_what(f.ph, w, sizeof w));
         return LP_OK;
     }
     char ph = f.ph->s[0];
@@ -1059,20 +1041,20 @@ static lp_status event(cctx *c, const lp_json *ev)
     int64_t ts;
     if (node_ns(f.ts, &ts)) {
         skip(c, SK_TS, f.ts ? f.ts : ev, "%c event: \"ts\" must be a number of microseconds, found %s", ph,
-             what(f.ts, w, sizeof w));
+             lp_json_what(f.ts, w, sizeof w));
         return LP_OK;
     }
     if ((f.name && f.name->type != LP_JSON_STRING && f.name->type != LP_JSON_NULL) ||
         (f.cat && f.cat->type != LP_JSON_STRING && f.cat->type != LP_JSON_NULL)) {
         const lp_json *bad = f.name && f.name->type != LP_JSON_STRING && f.name->type != LP_JSON_NULL ? f.name : f.cat;
-        skip(c, SK_FIELD, bad, "%c event: \"%s\" must be a string, found %s", ph, bad->key, what(bad, w, sizeof w));
+        skip(c, SK_FIELD, bad, "%c event: \"%s\" must be a string, found %s", ph, bad->key, lp_json_what(bad, w, sizeof w));
         return LP_OK;
     }
     if ((f.pid && f.pid->type != LP_JSON_NUMBER && f.pid->type != LP_JSON_STRING) ||
         (f.tid && f.tid->type != LP_JSON_NUMBER && f.tid->type != LP_JSON_STRING)) {
         const lp_json *bad = f.pid && f.pid->type != LP_JSON_NUMBER && f.pid->type != LP_JSON_STRING ? f.pid : f.tid;
         skip(c, SK_FIELD, bad, "%c event: \"%s\" must be a number or a string, found %s", ph, bad->key,
-             what(bad, w, sizeof w));
+             lp_json_what(bad, w, sizeof w));
         return LP_OK;
     }
     uint32_t thread;
@@ -1092,7 +1074,7 @@ static lp_status event(cctx *c, const lp_json *ev)
         int64_t dur;
         if (node_ns(f.dur, &dur)) {
             skip(c, SK_DUR, f.dur ? f.dur : ev, "X event '%s': \"dur\" must be a number of microseconds, found %s",
-                 name == LP_STR_NONE ? "" : lp_strtab_get(c->st, name), what(f.dur, w, sizeof w));
+                 name == LP_STR_NONE ? "" : lp_strtab_get(c->st, name), lp_json_what(f.dur, w, sizeof w));
             return LP_OK;
         }
         if (dur < 0) {
@@ -1212,7 +1194,7 @@ static lp_status event(cctx *c, const lp_json *ev)
         int local;
         const char *id = event_id(&f, &idn, &local);
         if (!id) {
-            skip(c, SK_NO_ID, ev, "flow event (ph %c) without an id (found %s)", ph, what(f.id, w, sizeof w));
+            skip(c, SK_NO_ID, ev, "flow event (ph %c) without an id (found %s)", ph, lp_json_what(f.id, w, sizeof w));
             return LP_OK;
         }
         const char *cs = cat == LP_STR_NONE ? "" : lp_strtab_get(c->st, cat);
@@ -2430,7 +2412,7 @@ static lp_status chrome_read(lp_builder *b, lp_input *in, const lp_load_opts *op
         case LP_JSON_EV_END:
             break;
         case LP_JSON_EV_BAD:
-            if (ev.fatal && top_array && strstr(ev.msg, "is not closed")) {
+            if (ev.fatal && top_array && ev.code == LP_JSON_E_UNCLOSED) {
                 /* the format allows the array's ']' to be missing */
                 c.array_open = 1;
                 if (c.ds)
@@ -2489,72 +2471,47 @@ static lp_status chrome_read(lp_builder *b, lp_input *in, const lp_load_opts *op
 
 /* ---- detection ------------------------------------------------------------------------------ */
 
-/* The keys of the first object in the head: after '[' (array) or at the top level. */
+/* The keys of the first object in the head: after '[' (array) or at the top level. The
+ * scalar values between them are skipped; the scan stops at a container value, a key
+ * with escapes or cut by the end of the head. -1 if the head holds no such object. */
 static int head_keys(const unsigned char *p, size_t n, char keys[][24], int max, int *array, int *empty_array)
 {
-    size_t i = 0;
+    lp_json_head h;
+    lp_json_head_init(&h, p, n);
     *array = *empty_array = 0;
-    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
-        i = 3;
-#define WS() while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) i++
-    WS();
-    if (i < n && p[i] == '[') {
+    int t = lp_json_head_next(&h);
+    if (t == '[') {
         *array = 1;
-        i++;
-        WS();
-        if (i < n && p[i] == ']') {
+        t = lp_json_head_next(&h);
+        if (t == ']') {
             *empty_array = 1;
             return 0;
         }
     }
-    if (i >= n || p[i] != '{')
+    if (t != '{')
         return -1;
-    i++;
     int k = 0;
     while (k < max) {
-        WS();
-        if (i >= n || p[i] != '"')
+        if (lp_json_head_next(&h) != '"' || !h.closed || h.esc)
             break;
-        size_t j = i + 1, o = 0;
-        while (j < n && p[j] != '"' && p[j] != '\\') {
-            if (o + 1 < 24)
-                keys[k][o++] = (char)p[j];
-            j++;
-        }
-        if (j >= n || p[j] != '"')
-            break;
-        keys[k][o] = '\0';
+        size_t m = h.n < 23 ? h.n : 23;
+        memcpy(keys[k], h.s, m);
+        keys[k][m] = '\0';
         k++;
-        i = j + 1;
-        WS();
-        if (i >= n || p[i] != ':')
+        if (lp_json_head_next(&h) != ':')
             break;
-        i++;
-        WS();
         /* skip a scalar value; stop at containers */
-        if (i < n && p[i] == '"') {
-            j = i + 1;
-            while (j < n && p[j] != '"') {
-                if (p[j] == '\\')
-                    j++;
-                j++;
-            }
-            if (j >= n)
-                break;
-            i = j + 1;
-        } else if (i < n && (p[i] == '{' || p[i] == '[')) {
+        t = lp_json_head_next(&h);
+        if (t == '{' || t == '[' || (t == '"' && !h.closed))
             break;
-        } else {
-            while (i < n && p[i] != ',' && p[i] != '}')
-                i++;
-        }
-        WS();
-        if (i < n && p[i] == ',')
-            i++;
+        if (t == '"')
+            t = lp_json_head_next(&h);
         else
+            while (t && t != ',' && t != '}')
+                t = lp_json_head_next(&h);
+        if (t != ',')
             break;
     }
-#undef WS
     return k;
 }
 

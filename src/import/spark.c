@@ -249,24 +249,6 @@ static void report(sctx *c, lp_severity sev, uint16_t src, uint64_t line, uint64
     lp_diags_report(c->ds, sev, LP_RULE_IMPORT, fname(c, src), line, "byte %llu: %s", (unsigned long long)off, msg);
 }
 
-static const char *what(const lp_json *n, char *buf, size_t size)
-{
-    char ex[64];
-    if (!n)
-        snprintf(buf, size, "nothing");
-    else if (n->type == LP_JSON_STRING)
-        snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_NUMBER)
-        snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_ARRAY)
-        snprintf(buf, size, "an array");
-    else if (n->type == LP_JSON_OBJECT)
-        snprintf(buf, size, "an object");
-    else
-        snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type));
-    return buf;
-}
-
 /* A field problem: the record is skipped. */
 static void bad_field(sctx *c, const lp_json *rec, const char *event, const char *field, const lp_json *found,
                       const char *want)
@@ -275,7 +257,7 @@ static void bad_field(sctx *c, const lp_json *rec, const char *event, const char
     c->skipped[SK_FIELD]++;
     const lp_json *at = found ? found : rec;
     report(c, LP_SEV_ERROR, c->cur, at->line, at->off, "%s: \"%s\" must be %s, found %s; record skipped", event, field,
-           want, what(found, w, sizeof w));
+           want, lp_json_what(found, w, sizeof w));
 }
 
 static int intern(sctx *c, const char *s, size_t n, lp_str *out) { return lp_strtab_intern(c->st, s, n, out); }
@@ -503,7 +485,7 @@ static lp_status task_info(sctx *c, const lp_json *rec, const char *event, int e
     } else if (rs && rs->type != LP_JSON_STRING) {
         char w[80];
         report(c, LP_SEV_WARNING, c->cur, rs->line, rs->off, "%s: \"Reason\" should be a string, found %s", event,
-               what(rs, w, sizeof w));
+               lp_json_what(rs, w, sizeof w));
     }
     /* metrics */
     const lp_json *tm = lp_json_get(rec, "Task Metrics");
@@ -527,14 +509,14 @@ static lp_status record(sctx *c, const lp_json *rec)
     if (rec->type != LP_JSON_OBJECT) {
         c->skipped[SK_SHAPE]++;
         report(c, LP_SEV_ERROR, c->cur, rec->line, rec->off,
-               "a Spark event log line must be a JSON object, found %s; line skipped", what(rec, w, sizeof w));
+               "a Spark event log line must be a JSON object, found %s; line skipped", lp_json_what(rec, w, sizeof w));
         return LP_OK;
     }
     const lp_json *ev = lp_json_get(rec, "Event");
     if (!ev || ev->type != LP_JSON_STRING) {
         c->skipped[SK_SHAPE]++;
         report(c, LP_SEV_ERROR, c->cur, rec->line, rec->off,
-               "a Spark event must have an \"Event\" string, found %s; line skipped", what(ev, w, sizeof w));
+               "a Spark event must have an \"Event\" string, found %s; line skipped", lp_json_what(ev, w, sizeof w));
         return LP_OK;
     }
     const char *e = ev->s;
@@ -1417,30 +1399,22 @@ lp_status lp_spark_read_dir(lp_builder *b, const char *dir, const lp_load_opts *
 
 /* ---- detection ------------------------------------------------------------------------------ */
 
+/* A line that opens with {"Event": ... (JSON lines: the key on the line of the brace). */
 static int spark_detect(const unsigned char *head, size_t n, const char *path)
 {
-    size_t i = 0;
-    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
-        i = 3;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
-        i++;
+    lp_json_head h;
+    lp_json_head_init(&h, head, n);
     (void)path;
-    if (i >= n || head[i] != '{')
+    if (lp_json_head_next(&h) != '{')
         return 0;
-    i++;
-    while (i < n && (head[i] == ' ' || head[i] == '\t'))
-        i++;
-    static const char key[] = "\"Event\"";
-    if (n - i < sizeof key - 1 || memcmp(head + i, key, sizeof key - 1) != 0)
+    lp_json_head_next(&h);
+    if (h.newline || !lp_json_head_is(&h, "Event"))
         return 0;
-    i += sizeof key - 1;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == ':'))
-        i++;
-    static const char sl[] = "\"SparkListener";
-    if (n - i >= sizeof sl - 1 && memcmp(head + i, sl, sizeof sl - 1) == 0)
+    if (lp_json_head_next(&h) == ':')
+        lp_json_head_next(&h);
+    if (h.tok == '"' && h.n >= 13 && memcmp(h.s, "SparkListener", 13) == 0)
         return 98;
-    static const char org[] = "\"org.apache.spark";
-    if (n - i >= sizeof org - 1 && memcmp(head + i, org, sizeof org - 1) == 0)
+    if (h.tok == '"' && h.n >= 16 && memcmp(h.s, "org.apache.spark", 16) == 0)
         return 95;
     return 85;
 }

@@ -8,7 +8,7 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/base/alloc.h"
 #include "longpole/codec/io.h"
-#include "codec/json_pull.h"
+#include "longpole/codec/json.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -198,7 +198,7 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
     char sb[4096];
     segin *segs = NULL;
     size_t nsegs = 0, capsegs = 0;
-    lp_rj j;
+    lp_json_pull j;
     int version = 0, have_format = 0;
     for (;;) {
         if (!buf) {
@@ -223,26 +223,26 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
         }
     }
     lp_input_close(in);
-    lp_rj_init(&j, buf, len);
-    int has = lp_rj_obj(&j);
+    lp_json_pull_init(&j, buf, len);
+    int has = lp_json_pull_obj(&j);
     if (has < 0)
         JFAIL(j.why);
     while (has) {
         const char *k;
         size_t kn;
-        if (lp_rj_key(&j, &k, &kn, sb, sizeof sb))
+        if (lp_json_pull_key(&j, &k, &kn, sb, sizeof sb))
             JFAIL(j.why);
         if (kn == 6 && memcmp(k, "format", 6) == 0) {
             const char *v;
             size_t vn;
-            if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+            if (lp_json_pull_string(&j, &v, &vn, sb, sizeof sb))
                 JFAIL(j.why);
             if (vn != strlen(MODEL_FORMAT) || memcmp(v, MODEL_FORMAT, vn) != 0)
                 JFAIL("not a longpole causal model (format is not \"" MODEL_FORMAT "\")");
             have_format = 1;
         } else if (kn == 7 && memcmp(k, "version", 7) == 0) {
             int64_t v;
-            if (lp_rj_i64(&j, &v))
+            if (lp_json_pull_i64(&j, &v))
                 JFAIL(j.why);
             if (v != 1) {
                 st = lp_error_set(err, LP_ERR_UNSUPPORTED, "%s: model version %lld is not supported (1 is)", path,
@@ -252,17 +252,17 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
             version = 1;
         } else if (kn == 8 && memcmp(k, "requests", 8) == 0) {
             int64_t v;
-            if (lp_rj_i64(&j, &v) || v < 0)
+            if (lp_json_pull_i64(&j, &v) || v < 0)
                 JFAIL(j.why ? j.why : "bad request count");
             m->nreq = (uint64_t)v;
         } else if (kn == 6 && memcmp(k, "filter", 6) == 0) {
-            if (lp_rj_peek(&j) == 'n') {
-                if (lp_rj_skip(&j))
+            if (lp_json_pull_peek(&j) == 'n') {
+                if (lp_json_pull_skip(&j))
                     JFAIL(j.why);
             } else {
                 const char *v;
                 size_t vn;
-                if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                if (lp_json_pull_string(&j, &v, &vn, sb, sizeof sb))
                     JFAIL(j.why);
                 char *re = dupn(v, vn);
                 if (!re) {
@@ -277,7 +277,7 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                 }
             }
         } else if (kn == 8 && memcmp(k, "segments", 8) == 0) {
-            int more = lp_rj_arr(&j);
+            int more = lp_json_pull_arr(&j);
             if (more < 0)
                 JFAIL(j.why);
             while (more) {
@@ -294,13 +294,13 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                 segin *s = &segs[nsegs++];
                 memset(s, 0, sizeof *s);
                 int64_t id = -1;
-                int h2 = lp_rj_obj(&j);
+                int h2 = lp_json_pull_obj(&j);
                 if (h2 < 0)
                     JFAIL(j.why);
                 while (h2) {
                     const char *k2;
                     size_t k2n;
-                    if (lp_rj_key(&j, &k2, &k2n, sb, sizeof sb))
+                    if (lp_json_pull_key(&j, &k2, &k2n, sb, sizeof sb))
                         JFAIL(j.why);
                     char **name = NULL;
                     int hx = -1;
@@ -319,7 +319,7 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                     if (name) {
                         const char *v;
                         size_t vn;
-                        if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                        if (lp_json_pull_string(&j, &v, &vn, sb, sizeof sb))
                             JFAIL(j.why);
                         lp_free(*name);
                         *name = dupn(v, vn);
@@ -329,14 +329,14 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                         }
                     } else if (hx >= 0) {
                         /* hex rows have no escapes: they point into the buffer */
-                        if (lp_rj_string(&j, &s->hex[hx], &s->hexn[hx], sb, 0))
+                        if (lp_json_pull_string(&j, &s->hex[hx], &s->hexn[hx], sb, 0))
                             JFAIL("bad bit row");
                     } else if (k2n == 2 && memcmp(k2, "id", 2) == 0) {
-                        if (lp_rj_i64(&j, &id))
+                        if (lp_json_pull_i64(&j, &id))
                             JFAIL(j.why);
                     } else if (k2n == 8 && memcmp(k2, "requests", 8) == 0) {
                         int64_t v;
-                        if (lp_rj_i64(&j, &v) || v < 0)
+                        if (lp_json_pull_i64(&j, &v) || v < 0)
                             JFAIL(j.why ? j.why : "bad count");
                         s->count = (uint64_t)v;
                     } else if ((k2n == 7 && memcmp(k2, "network", 7) == 0) ||
@@ -344,16 +344,16 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                         const char *v;
                         size_t vn;
                         int kind;
-                        if (lp_rj_scalar(&j, &v, &vn, sb, sizeof sb, &kind))
+                        if (lp_json_pull_scalar(&j, &v, &vn, sb, sizeof sb, &kind))
                             JFAIL(j.why);
                         if (k2[0] == 'n')
                             s->cross = kind == 't';
                         else
                             s->dropped = kind == 't';
-                    } else if (lp_rj_skip(&j)) {
+                    } else if (lp_json_pull_skip(&j)) {
                         JFAIL(j.why);
                     }
-                    h2 = lp_rj_next(&j, '}');
+                    h2 = lp_json_pull_next(&j, '}');
                     if (h2 < 0)
                         JFAIL(j.why);
                 }
@@ -361,29 +361,29 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                     JFAIL("segment ids must be 0, 1, 2, ... in order");
                 if (!s->task || !s->from || !s->to || !s->hex[0] || !s->hex[1] || !s->hex[2])
                     JFAIL("a segment lacks task, start, end, hb, mx or seen");
-                more = lp_rj_next(&j, ']');
+                more = lp_json_pull_next(&j, ']');
                 if (more < 0)
                     JFAIL(j.why);
             }
         } else if (kn == 18 && memcmp(k, "rejected_pipelines", 18) == 0) {
-            int more = lp_rj_arr(&j);
+            int more = lp_json_pull_arr(&j);
             if (more < 0)
                 JFAIL(j.why);
             while (more) {
                 lp_str t[2];
-                if (lp_rj_expect(&j, '['))
+                if (lp_json_pull_expect(&j, '['))
                     JFAIL(j.why);
                 for (int x = 0; x < 2; x++) {
                     const char *v;
                     size_t vn;
-                    if ((x && lp_rj_expect(&j, ',')) || lp_rj_string(&j, &v, &vn, sb, sizeof sb))
+                    if ((x && lp_json_pull_expect(&j, ',')) || lp_json_pull_string(&j, &v, &vn, sb, sizeof sb))
                         JFAIL(j.why);
                     if (lp_strtab_intern(&m->names, v, vn, &t[x])) {
                         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
                         goto out;
                     }
                 }
-                if (lp_rj_expect(&j, ']'))
+                if (lp_json_pull_expect(&j, ']'))
                     JFAIL(j.why);
                 lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
                 if (!pr) {
@@ -394,18 +394,18 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
                 pr[2 * m->npipe_rej] = t[0];
                 pr[2 * m->npipe_rej + 1] = t[1];
                 m->npipe_rej++;
-                more = lp_rj_next(&j, ']');
+                more = lp_json_pull_next(&j, ']');
                 if (more < 0)
                     JFAIL(j.why);
             }
-        } else if (lp_rj_skip(&j)) {
+        } else if (lp_json_pull_skip(&j)) {
             JFAIL(j.why);
         }
-        has = lp_rj_next(&j, '}');
+        has = lp_json_pull_next(&j, '}');
         if (has < 0)
             JFAIL(j.why);
     }
-    if (!lp_rj_at_end(&j))
+    if (!lp_json_pull_at_end(&j))
         JFAIL("text after the model");
     if (!have_format || !version)
         JFAIL("missing \"format\" or \"version\"");

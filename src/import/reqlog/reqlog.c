@@ -14,7 +14,7 @@
  * ids made canonical (sorted by names) and written into the records.
  */
 #include "import/reqlog/reqlog_int.h"
-#include "codec/json_pull.h"
+#include "longpole/codec/json.h"
 #include "base/par.h"
 #include "longpole/base/alloc.h"
 
@@ -1608,34 +1608,34 @@ lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_
         /* JSON lines: two passes over the object: find the request, then the attributes */
         uint64_t cur = UINT64_MAX;
         for (int pass = 0; pass < 2; pass++) {
-            lp_rj j;
-            lp_rj_init(&j, s, n);
+            lp_json_pull j;
+            lp_json_pull_init(&j, s, n);
             size_t used = 0;
-            int has = lp_rj_obj(&j);
+            int has = lp_json_pull_obj(&j);
             int ok = has >= 0;
             while (ok && has) {
                 const char *k, *v;
                 size_t kn, vn;
                 int kind;
-                if (lp_rj_key(&j, &k, &kn, scratch + used, scap - used)) {
+                if (lp_json_pull_key(&j, &k, &kn, scratch + used, scap - used)) {
                     ok = 0;
                     break;
                 }
                 if (k == scratch + used)
                     used += kn;
-                int c = lp_rj_peek(&j);
+                int c = lp_json_pull_peek(&j);
                 const char *want = o->col[LP_RL_REQUEST];
                 int isreq = want ? (kn == strlen(want) && strncmp(k, want, kn) == 0)
                                  : ((kn == 7 && strncasecmp(k, "request", 7) == 0) ||
                                     (kn == 10 && strncasecmp(k, "request_id", 10) == 0) ||
                                     (kn == 3 && strncasecmp(k, "req", 3) == 0));
                 if (c == '{' || c == '[') {
-                    if (lp_rj_skip(&j)) {
+                    if (lp_json_pull_skip(&j)) {
                         ok = 0;
                         break;
                     }
                 } else {
-                    if (lp_rj_scalar(&j, &v, &vn, scratch + used, scap - used, &kind)) {
+                    if (lp_json_pull_scalar(&j, &v, &vn, scratch + used, scap - used, &kind)) {
                         ok = 0;
                         break;
                     }
@@ -1661,14 +1661,14 @@ lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_
                         }
                     }
                 }
-                int nx = lp_rj_next(&j, '}');
+                int nx = lp_json_pull_next(&j, '}');
                 if (nx < 0) {
                     ok = 0;
                     break;
                 }
                 has = nx;
             }
-            if (!ok || !lp_rj_at_end(&j)) {
+            if (!ok || !lp_json_pull_at_end(&j)) {
                 if (pass == 0)
                     lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_SYNTAX, path, line, "bad JSON: %s",
                                     j.why ? j.why : "text after the object");

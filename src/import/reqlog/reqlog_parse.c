@@ -10,7 +10,7 @@
  * are fixed up by prefix sums at the merge.
  */
 #include "import/reqlog/reqlog_int.h"
-#include "codec/json_pull.h"
+#include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
 
 #include <errno.h>
@@ -889,16 +889,16 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
     rec r;
     memset(&r, 0, sizeof r);
     r.scale = L->scale;
-    lp_rj j;
-    lp_rj_init(&j, s, n);
+    lp_json_pull j;
+    lp_json_pull_init(&j, s, n);
     size_t used = 0;
-    int has = lp_rj_obj(&j);
+    int has = lp_json_pull_obj(&j);
     if (has < 0)
         goto syntax;
     while (has) {
         const char *k;
         size_t kn;
-        if (lp_rj_key(&j, &k, &kn, scratch + used, cap - used))
+        if (lp_json_pull_key(&j, &k, &kn, scratch + used, cap - used))
             goto syntax;
         if (k == scratch + used)
             used += kn;
@@ -910,7 +910,7 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                 ks = L->keyscale[x];
                 break;
             }
-        int c = lp_rj_peek(&j);
+        int c = lp_json_pull_peek(&j);
         if (role < 0 || c == '{' || c == '[') {
             if (role >= 0 && role < LP_RL_NROLES) {
                 char qb[64];
@@ -922,13 +922,13 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                     return -1;
                 return push_skip(sh, line);
             }
-            if (lp_rj_skip(&j))
+            if (lp_json_pull_skip(&j))
                 goto syntax;
         } else {
             const char *v;
             size_t vn;
             int kind;
-            if (lp_rj_scalar(&j, &v, &vn, scratch + used, cap - used, &kind))
+            if (lp_json_pull_scalar(&j, &v, &vn, scratch + used, cap - used, &kind))
                 goto syntax;
             if (v == scratch + used)
                 used += vn;
@@ -947,12 +947,12 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                 r.an[role - LP_RL_NROLES] = vn;
             }
         }
-        int nx = lp_rj_next(&j, '}');
+        int nx = lp_json_pull_next(&j, '}');
         if (nx < 0)
             goto syntax;
         has = nx;
     }
-    if (!lp_rj_at_end(&j)) {
+    if (!lp_json_pull_at_end(&j)) {
         j.why = "text after the object";
         goto syntax;
     }

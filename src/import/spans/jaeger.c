@@ -469,8 +469,8 @@ static lp_status jaeger_read(lp_spans *sp, lp_input *in, const lp_load_opts *opt
 
 static int jaeger_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[6][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 6);
+    char t[6][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 6);
 #define T(i, s) (k > (i) && strcmp(t[i], s) == 0)
     if (T(0, "{") && T(1, "data") && T(2, "[")) {
         if (T(3, "{") && (T(4, "traceID") || T(4, "spans") || T(4, "processes")))

@@ -296,8 +296,8 @@ static lp_status otlp_read(lp_spans *sp, lp_input *in, const lp_load_opts *opts,
 
 static int otlp_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[3][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 3);
+    char t[3][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 3);
     (void)path;
     if (k >= 2 && strcmp(t[0], "{") == 0 && strcmp(t[1], "resourceSpans") == 0)
         return 95;

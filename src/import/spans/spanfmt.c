@@ -1,5 +1,5 @@
-/* spanfmt.c: the helpers the JSON span importers share (spanjson.h): head tokens for
- * detection, skipped-record accounting and messages. The table of span formats and the
+/* spanfmt.c: the helpers the JSON span importers share (spanjson.h): skipped-record
+ * accounting and messages. The table of span formats and the
  * loading of files are in src/load/ (load.h).
  */
 #include "longpole/import/spanfmt.h"
@@ -12,45 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* ---- head tokens --------------------------------------------------------------------- */
-
-int lp_head_tokens(const unsigned char *p, size_t n, char tok[][LP_HEAD_TOK], int max)
-{
-    size_t i = 0;
-    int k = 0;
-    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
-        i = 3;
-    while (k < max) {
-        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-            i++;
-        if (i >= n)
-            break;
-        if (p[i] == '{' || p[i] == '[') {
-            tok[k][0] = (char)p[i];
-            tok[k][1] = '\0';
-            k++;
-            i++;
-            continue;
-        }
-        if (p[i] != '"')
-            break;
-        size_t j = i + 1, o = 0;
-        while (j < n && p[j] != '"' && p[j] != '\\' && o + 1 < LP_HEAD_TOK)
-            tok[k][o++] = (char)p[j++];
-        if (j >= n || p[j] != '"')
-            break;
-        tok[k][o] = '\0';
-        j++;
-        while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
-            j++;
-        if (j >= n || p[j] != ':')
-            break; /* a string value, not a key */
-        k++;
-        i = j + 1;
-    }
-    return k;
-}
 
 /* ---- import accounting ------------------------------------------------------------------ */
 
@@ -149,21 +110,4 @@ int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *co
     if (!opts || !opts->progress || ++*counter % 4096)
         return 0;
     return opts->progress(opts->progress_ctx, "reading", lp_input_consumed(in), lp_input_size(in));
-}
-
-const char *lp_json_what(const lp_json *n, char *buf, size_t size)
-{
-    if (!n) {
-        snprintf(buf, size, "nothing");
-        return buf;
-    }
-    char ex[64];
-    switch (n->type) {
-    case LP_JSON_STRING: snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex)); break;
-    case LP_JSON_NUMBER: snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex)); break;
-    case LP_JSON_ARRAY: snprintf(buf, size, "an array"); break;
-    case LP_JSON_OBJECT: snprintf(buf, size, "an object"); break;
-    default: snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type)); break;
-    }
-    return buf;
 }

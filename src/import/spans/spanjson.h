@@ -1,6 +1,7 @@
-/* spanjson.h: what the JSON span importers (jaeger.c, zipkin.c, otlp.c) share: a look
- * at the first bytes of a file for detection, the counters of skipped records with
- * their reasons (summarised once per file), and messages about wrong fields. Internal.
+/* spanjson.h: what the JSON span importers (jaeger.c, zipkin.c, otlp.c) share: the
+ * counters of skipped records with their reasons (summarised once per file), and
+ * messages about wrong fields. (Detection looks at the head with lp_json_head_tokens,
+ * codec/json.h.) Internal.
  */
 #ifndef LP_IMPORT_SPANJSON_H
 #define LP_IMPORT_SPANJSON_H
@@ -10,12 +11,6 @@
 #include "longpole/codec/io.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/import/spanfmt.h"
-
-/* The first structural tokens of a JSON head: "{", "[", or a member key (a string
- * followed by ':'), as many as fit in max; stops at the first scalar or at the end of
- * the head. Returns the number of tokens. */
-#define LP_HEAD_TOK 24
-int lp_head_tokens(const unsigned char *p, size_t n, char tok[][LP_HEAD_TOK], int max);
 
 /* Why a record was skipped. */
 typedef enum lp_skip_reason {
@@ -61,8 +56,5 @@ int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *co
  * map it (spans_graph.c). */
 lp_status lp_spans_import(lp_builder *b, lp_input *in, const lp_span_format *f, const lp_load_opts *opts,
                           lp_error *err);
-
-/* "a string \"abc\"", "a number 12", "an object", ... for messages. */
-const char *lp_json_what(const lp_json *n, char *buf, size_t size);
 
 #endif

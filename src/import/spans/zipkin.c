@@ -214,8 +214,8 @@ static lp_status zipkin_read(lp_spans *sp, lp_input *in, const lp_load_opts *opt
 
 static int zipkin_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[5][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 5);
+    char t[5][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 5);
     int i = 0;
     (void)path;
     if (k > 0 && strcmp(t[0], "[") == 0)
