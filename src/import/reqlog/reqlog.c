@@ -35,8 +35,6 @@ void lp_reqlog_opts_init(lp_reqlog_opts *o)
     o->header = -1;
 }
 
-static const char *const role_key[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
-
 lp_status lp_reqlog_opts_columns(lp_reqlog_opts *o, const char *spec, lp_error *err)
 {
     /* the names are kept in the options' own buffer */
@@ -63,7 +61,7 @@ lp_status lp_reqlog_opts_columns(lp_reqlog_opts *o, const char *spec, lp_error *
         }
         int r;
         for (r = 0; r < LP_RL_NROLES; r++)
-            if (strcmp(tok, role_key[r]) == 0)
+            if (strcmp(tok, rl_role_names[r]) == 0)
                 break;
         if (r == LP_RL_NROLES)
             return lp_error_set(err, LP_ERR_ARG,
@@ -1564,9 +1562,7 @@ lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_
                         isreq = (fl[c] == strlen(want) && strncasecmp(f[c], want, fl[c]) == 0) ||
                                 (atoi(want) == c + 1 && want[0] >= '1' && want[0] <= '9');
                     else
-                        isreq = (fl[c] == 7 && strncasecmp(f[c], "request", 7) == 0) ||
-                                (fl[c] == 10 && strncasecmp(f[c], "request_id", 10) == 0) ||
-                                (fl[c] == 3 && strncasecmp(f[c], "req", 3) == 0);
+                        isreq = rl_role_alias(LP_RL_REQUEST, f[c], fl[c]);
                     if (isreq && reqcol < 0) {
                         reqcol = c;
                         colattr[c] = UINT32_MAX;
@@ -1626,9 +1622,7 @@ lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_
                 int c = lp_json_pull_peek(&j);
                 const char *want = o->col[LP_RL_REQUEST];
                 int isreq = want ? (kn == strlen(want) && strncmp(k, want, kn) == 0)
-                                 : ((kn == 7 && strncasecmp(k, "request", 7) == 0) ||
-                                    (kn == 10 && strncasecmp(k, "request_id", 10) == 0) ||
-                                    (kn == 3 && strncasecmp(k, "req", 3) == 0));
+                                 : rl_role_alias(LP_RL_REQUEST, k, kn);
                 if (c == '{' || c == '[') {
                     if (lp_json_pull_skip(&j)) {
                         ok = 0;

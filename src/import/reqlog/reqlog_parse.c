@@ -26,7 +26,7 @@
 
 /* ---- names and aliases ----------------------------------------------------------- */
 
-static const char *const role_names[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
+const char *const rl_role_names[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
 static const char *const aliases[LP_RL_NROLES][8] = {
     {"request", "request_id", "req", NULL},
     {"host", "hostname", NULL},
@@ -361,6 +361,14 @@ static int name_eq(const char *a, size_t an, const char *b)
     return an == bn && strncasecmp(a, b, an) == 0;
 }
 
+int rl_role_alias(int role, const char *s, size_t n)
+{
+    for (int k = 0; aliases[role][k]; k++)
+        if (name_eq(s, n, aliases[role][k]))
+            return 1;
+    return 0;
+}
+
 void rl_layout_release(rl_layout *L) { (void)L; }
 
 /* The layout carries a failure as an error status returned to the caller. */
@@ -406,7 +414,7 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
             if (o->col[r]) {
                 if (is_number(o->col[r]))
                     return layout_fail(err, path, "JSON lines need key names, not column numbers ('%s=%s')",
-                                       role_names[r], o->col[r]);
+                                       rl_role_names[r], o->col[r]);
                 L->key[L->nkeys] = o->col[r];
                 L->keylen[L->nkeys] = strlen(o->col[r]);
                 L->keyrole[L->nkeys] = r;
@@ -485,7 +493,7 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
         if (want && is_number(want)) {
             long c = strtol(want, NULL, 10);
             if (c < 1 || c > RL_MAXCOLS)
-                st = layout_fail(err, path, "column %s of '%s' is out of range (1..%d)", want, role_names[r],
+                st = layout_fail(err, path, "column %s of '%s' is out of range (1..%d)", want, rl_role_names[r],
                                  RL_MAXCOLS);
             else
                 L->col[r] = (int)c - 1;
@@ -493,26 +501,22 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
         }
         if (!L->header) {
             if (want)
-                st = layout_fail(err, path, "column '%s' for '%s' needs a header line", want, role_names[r]);
+                st = layout_fail(err, path, "column '%s' for '%s' needs a header line", want, rl_role_names[r]);
             else if (need[r])
                 st = layout_fail(err, path, "no header line: give '%s' as a column number in --columns",
-                                 role_names[r]);
+                                 rl_role_names[r]);
             continue;
         }
         for (int c = 0; c < nf && L->col[r] < 0; c++) {
             if (want) {
                 if (name_eq(f[c], fl[c], want))
                     L->col[r] = c;
-            } else {
-                for (int k = 0; aliases[r][k]; k++)
-                    if (name_eq(f[c], fl[c], aliases[r][k])) {
-                        L->col[r] = c;
-                        break;
-                    }
+            } else if (rl_role_alias(r, f[c], fl[c])) {
+                L->col[r] = c;
             }
         }
         if (L->col[r] < 0 && (need[r] || want))
-            st = layout_fail(err, path, "the header has no column '%s'%s", want ? want : role_names[r],
+            st = layout_fail(err, path, "the header has no column '%s'%s", want ? want : rl_role_names[r],
                              want ? "" : " (or one of its usual names)");
         if (r == LP_RL_TIME && L->col[r] >= 0 && o->unit == LP_RL_UNIT_AUTO) {
             int64_t sc = suffix_scale(f[L->col[r]], fl[L->col[r]]);
@@ -746,13 +750,13 @@ static int emit(rl_shard *sh, const rec *r, uint64_t line)
             continue;
         if (!r->got[k]) {
             if (L->fmt == LP_RL_JSONL)
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s'", role_names[k]);
+                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s'", rl_role_names[k]);
             else
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s' (column %d)", role_names[k],
+                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s' (column %d)", rl_role_names[k],
                       L->col[k] + 1);
             bad = 1;
         } else if (r->n[k] == 0 && k != LP_RL_SEQ) {
-            sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "empty field '%s'", role_names[k]);
+            sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "empty field '%s'", rl_role_names[k]);
             bad = 1;
         }
     }
