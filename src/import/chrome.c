@@ -565,8 +565,6 @@ typedef struct evf {
     const lp_json *ph, *ts, *dur, *pid, *tid, *name, *cat, *args, *id, *id2, *bp, *s, *bind_id, *flow_in, *flow_out;
 } evf;
 
-static int key_is(const lp_json *m, const char *k, size_t n) { return m->klen == n && memcmp(m->key, k, n) == 0; }
-#define KEY(m, lit) key_is(m, lit, sizeof lit - 1)
 
 static void fields(const lp_json *ev, evf *f)
 {
@@ -578,41 +576,41 @@ static void fields(const lp_json *ev, evf *f)
                 f->s = m;
             break;
         case 2:
-            if (KEY(m, "ph"))
+            if (LP_JSON_KEY(m, "ph"))
                 f->ph = m;
-            else if (KEY(m, "ts"))
+            else if (LP_JSON_KEY(m, "ts"))
                 f->ts = m;
-            else if (KEY(m, "id"))
+            else if (LP_JSON_KEY(m, "id"))
                 f->id = m;
-            else if (KEY(m, "bp"))
+            else if (LP_JSON_KEY(m, "bp"))
                 f->bp = m;
             break;
         case 3:
-            if (KEY(m, "dur"))
+            if (LP_JSON_KEY(m, "dur"))
                 f->dur = m;
-            else if (KEY(m, "pid"))
+            else if (LP_JSON_KEY(m, "pid"))
                 f->pid = m;
-            else if (KEY(m, "tid"))
+            else if (LP_JSON_KEY(m, "tid"))
                 f->tid = m;
-            else if (KEY(m, "cat"))
+            else if (LP_JSON_KEY(m, "cat"))
                 f->cat = m;
-            else if (KEY(m, "id2"))
+            else if (LP_JSON_KEY(m, "id2"))
                 f->id2 = m;
             break;
         case 4:
-            if (KEY(m, "name"))
+            if (LP_JSON_KEY(m, "name"))
                 f->name = m;
-            else if (KEY(m, "args"))
+            else if (LP_JSON_KEY(m, "args"))
                 f->args = m;
             break;
         case 7:
-            if (KEY(m, "bind_id"))
+            if (LP_JSON_KEY(m, "bind_id"))
                 f->bind_id = m;
-            else if (KEY(m, "flow_in"))
+            else if (LP_JSON_KEY(m, "flow_in"))
                 f->flow_in = m;
             break;
         case 8:
-            if (KEY(m, "flow_out"))
+            if (LP_JSON_KEY(m, "flow_out"))
                 f->flow_out = m;
             break;
         default:
@@ -637,10 +635,10 @@ typedef struct kargs {
 static int is_bookkeeping(const lp_json *m)
 {
     switch (m->klen) {
-    case 6: return KEY(m, "Ev Idx");
-    case 11: return KEY(m, "External id") || KEY(m, "correlation");
-    case 15: return KEY(m, "Sequence number");
-    case 17: return KEY(m, "Record function id");
+    case 6: return LP_JSON_KEY(m, "Ev Idx");
+    case 11: return LP_JSON_KEY(m, "External id") || LP_JSON_KEY(m, "correlation");
+    case 15: return LP_JSON_KEY(m, "Sequence number");
+    case 17: return LP_JSON_KEY(m, "Record function id");
     default: return 0;
     }
 }
@@ -665,24 +663,24 @@ static lp_status args_attrs(cctx *c, const lp_json *args, uint32_t *list, kargs 
     if (args && args->type == LP_JSON_OBJECT) {
         for (const lp_json *m = lp_json_first(args); m; m = lp_json_next_sibling(m)) {
             if (m->type == LP_JSON_NUMBER) {
-                if (KEY(m, "correlation"))
+                if (LP_JSON_KEY(m, "correlation"))
                     lp_json_i64(m, &k->corr);
-                else if (KEY(m, "stream"))
+                else if (LP_JSON_KEY(m, "stream"))
                     lp_json_i64(m, &k->stream);
-                else if (KEY(m, "wait_on_stream"))
+                else if (LP_JSON_KEY(m, "wait_on_stream"))
                     lp_json_i64(m, &k->wait_stream);
             } else if (m->type == LP_JSON_STRING) {
-                if (KEY(m, "cuda_sync_kind"))
+                if (LP_JSON_KEY(m, "cuda_sync_kind"))
                     k->sync_kind = m;
-                else if (KEY(m, "step"))
+                else if (LP_JSON_KEY(m, "step"))
                     k->step = m;
             }
             if (m->klen > 9 && memcmp(m->key, "longpole.", 9) == 0) { /* longpole's own marks: not attributes */
-                if (KEY(m, "longpole.derived"))
+                if (LP_JSON_KEY(m, "longpole.derived"))
                     k->derived = 1;
-                else if (KEY(m, "longpole.msg_id"))
+                else if (LP_JSON_KEY(m, "longpole.msg_id"))
                     k->msgid = m;
-                else if (KEY(m, "longpole.no_op"))
+                else if (LP_JSON_KEY(m, "longpole.no_op"))
                     k->no_op = 1;
                 continue;
             }

@@ -65,6 +65,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "longpole/base/status.h"
 #include "longpole/codec/io.h"
 
@@ -182,6 +183,13 @@ static inline const lp_json *lp_json_next_sibling(const lp_json *n) { return n->
 const lp_json *lp_json_get(const lp_json *obj, const char *key);
 /* Does the key of member m equal k? Is the string node n equal to s? */
 int lp_json_key_is(const lp_json *m, const char *k);
+/* Does the key of member m equal the n bytes at k? LP_JSON_KEY(m, "lit") for a literal
+ * (its length known at compile time: the importers' hot paths). */
+static inline int lp_json_key_eq(const lp_json *m, const char *k, size_t n)
+{
+    return m->klen == n && memcmp(m->key, k, n) == 0;
+}
+#define LP_JSON_KEY(m, lit) lp_json_key_eq(m, lit, sizeof lit - 1)
 int lp_json_str_is(const lp_json *n, const char *s);
 
 /* Number accessors: 0 on success, -1 if n is not a number of that kind or out of range.

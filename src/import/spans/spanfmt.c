@@ -111,3 +111,78 @@ int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *co
         return 0;
     return opts->progress(opts->progress_ctx, "reading", lp_input_consumed(in), lp_input_size(in));
 }
+
+int lp_span_import_id(lp_span_import *im, const lp_json *n, const lp_json *id, const char *what, lp_span_rec *r)
+{
+    if (!id || id->type != LP_JSON_STRING || !id->len) {
+        char w[80];
+        lp_span_import_skip(im, LP_SKIP_NO_ID, id ? id : n, "span without %s string (found %s)", what,
+                            lp_json_what(id, w, sizeof w));
+        return 1;
+    }
+    lp_spans_id(im->sp, id->s, id->len, &r->id, &r->idtext);
+    return 0;
+}
+
+lp_status lp_span_import_trace_of(lp_span_import *im, const lp_json *n, const lp_json *tr, const char *field,
+                                  const char *sid, lp_span_rec *r, int *skipped, lp_error *err)
+{
+    int ok;
+    *skipped = 0;
+    lp_status s = lp_span_import_trace(im, tr, &r->trace, &ok, err);
+    if (s || ok)
+        return s;
+    char w[80];
+    lp_span_import_skip(im, LP_SKIP_NO_TRACE, tr ? tr : n, "span %s: %s must be a non-empty string, found %s", sid,
+                        field, lp_json_what(tr, w, sizeof w));
+    *skipped = 1;
+    return LP_OK;
+}
+
+int lp_span_import_duration(lp_span_import *im, const lp_json *du, const char *sid, lp_span_rec *r)
+{
+    if (!du || du->type == LP_JSON_NULL) {
+        r->flags |= LP_SPAN_NO_DURATION;
+    } else if (lp_span_import_us(du, &r->dur)) {
+        char w[80];
+        lp_span_import_skip(im, LP_SKIP_FIELD, du, "span %s: duration must be an integer number of microseconds, found %s",
+                            sid, lp_json_what(du, w, sizeof w));
+        return 1;
+    } else if (r->dur < 0) {
+        lp_spans_report(im->sp, LP_SEV_ERROR, du->off, du->line,
+                        "span %s: negative duration %lld us; its end is taken from its children", sid,
+                        (long long)(r->dur / 1000));
+        r->dur = 0;
+        r->flags |= LP_SPAN_NO_DURATION;
+    }
+    return 0;
+}
+
+lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const *keys, const lp_load_opts *opts,
+                             lp_span_import_fn fn, void *ctx, lp_error *err)
+{
+    lp_json_opts o = {.stream_keys = keys, .repair = 1};
+    lp_json_reader *r;
+    lp_status st = lp_json_reader_new(&r, in, &o, err);
+    if (st)
+        return st;
+    lp_json_ev ev;
+    uint64_t tick = 0;
+    while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
+        lp_span_import_repaired(im, &ev);
+        if (ev.kind == LP_JSON_EV_BAD)
+            lp_span_import_bad(im, &ev);
+        else
+            st = fn(ctx, &ev);
+        if (st)
+            break;
+        if (lp_span_import_progress(opts, in, &tick)) {
+            st = lp_error_set(err, LP_ERR_IO, "cancelled");
+            break;
+        }
+    }
+    if (st == LP_END && !(st = fn(ctx, NULL)))
+        lp_span_import_summary(im);
+    lp_json_reader_free(r);
+    return st;
+}
