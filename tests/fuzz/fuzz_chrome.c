@@ -1,5 +1,5 @@
 /* fuzz_chrome.c: libFuzzer target for the Chrome Trace Event Format importer
- * (src/import/chrome.c) and the Chrome exporter (src/export/chrome_export.c). Any input
+ * (src/import/chrome/) and the Chrome exporter (src/export/chrome_export.c). Any input
  * must import without a crash, a leak or undefined behaviour into a trace that keeps
  * the invariants (activities in order, no overlap per worker), whose critical path adds
  * up; and exporting that trace and importing the export must give the same workers,
