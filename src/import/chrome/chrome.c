@@ -59,6 +59,7 @@
  * file, line and byte offset; the per-file note sums them up.
  */
 #include "import/chrome/chrome_int.h"
+#include "import/import_util.h"
 #include "longpole/base/alloc.h"
 
 #include <stdarg.h>
@@ -134,23 +135,8 @@ static void summary(cctx *c)
     if (!c->ds)
         return;
     char sk[600], um[600];
-    size_t o = 0, u = 0;
-    uint64_t nsk = 0, num = 0;
-    sk[0] = um[0] = '\0';
-    for (int r = 0; r < SK_N; r++)
-        if (c->skipped[r]) {
-            nsk += c->skipped[r];
-            if (o < sizeof sk)
-                o += (size_t)snprintf(sk + o, sizeof sk - o, "%s%llu %s", o ? ", " : "",
-                                      (unsigned long long)c->skipped[r], skip_names[r]);
-        }
-    for (int r = 0; r < UM_N; r++)
-        if (c->unmodelled[r]) {
-            num += c->unmodelled[r];
-            if (u < sizeof um)
-                u += (size_t)snprintf(um + u, sizeof um - u, "%s%llu %s", u ? ", " : "",
-                                      (unsigned long long)c->unmodelled[r], um_names[r]);
-        }
+    uint64_t nsk = lp_import_counts(sk, sizeof sk, c->skipped, skip_names, SK_N);
+    uint64_t num = lp_import_counts(um, sizeof um, c->unmodelled, um_names, UM_N);
     size_t nslices = 0, nthreads = 0, nx = 0, nb = 0, na = 0;
     for (size_t i = 0; i < c->nsl; i++) {
         uint16_t f = c->sl[i].flags;

@@ -5,6 +5,7 @@
 #include "longpole/import/spanfmt.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"
+#include "import/import_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -67,17 +68,10 @@ static const char *const skip_names[LP_SKIP_NREASONS] = {
 
 void lp_span_import_summary(lp_span_import *im)
 {
-    uint64_t total = 0;
-    for (int r = 0; r < LP_SKIP_NREASONS; r++)
-        total += im->skipped[r];
+    char buf[400];
+    uint64_t total = lp_import_counts(buf, sizeof buf, im->skipped, skip_names, LP_SKIP_NREASONS);
     if (!total || !im->sp->diags)
         return;
-    char buf[400];
-    size_t o = 0;
-    for (int r = 0; r < LP_SKIP_NREASONS && o < sizeof buf; r++)
-        if (im->skipped[r])
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%llu %s", o ? ", " : "",
-                                  (unsigned long long)im->skipped[r], skip_names[r]);
     lp_diags_report(im->sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, im->sp->nfiles ? im->sp->files[im->sp->cursrc] : NULL,
                     0, "%s: %llu span(s) read, %llu record(s) skipped (%s)%s", im->format,
                     (unsigned long long)im->nspans, (unsigned long long)total, buf,
