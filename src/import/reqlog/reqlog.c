@@ -399,29 +399,12 @@ static int local_seg(rq_thread *T, uint32_t a, uint32_t b, int cross, uint32_t *
 }
 
 /* Sort one request's records by (task, order), check its rules, intern its segments. */
-static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
+/* The n records of request r sorted by task (stable; tasks by id), and within a task
+ * by seq then input order when there is a seq column, into T->tmp; returns the number
+ * of tasks (T->tlist, T->tcount). */
+static uint32_t sort_by_task(rq_ctx *C, rq_thread *T, uint64_t r, const lp_reqrow *rows, const int64_t *seq, size_t n)
 {
     lp_reqlog *rl = C->rl;
-    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
-    size_t n = (size_t)(b - a);
-    lp_reqrow *rows = rl->rows + a;
-    int64_t *seq = C->seq ? C->seq + a : NULL;
-    if (n == 0) /* a request known only from malformed lines */
-        return 0;
-    if (n > T->captmp) {
-        size_t nc = n * 2;
-        lp_reqrow *t = lp_reallocarray(T->tmp, nc, sizeof *t);
-        if (!t)
-            return -1;
-        T->tmp = t;
-        if (C->seq) {
-            int64_t *s = lp_reallocarray(T->tmpseq, nc, sizeof *s);
-            if (!s)
-                return -1;
-            T->tmpseq = s;
-        }
-        T->captmp = nc;
-    }
     /* stable bucket sort by task */
     uint64_t stamp = r + 1;
     uint32_t nt = 0;
@@ -474,9 +457,16 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
             s0 += cnt;
         }
     }
-    memcpy(rows, T->tmp, n * sizeof *rows);
-    /* rules */
-    int bad = rl->rbad[r];
+    return nt;
+}
+
+/* The two rules on request r's records sorted by task (nt tasks): each <event, task>
+ * once, and no time going backwards within a task on one host. Returns 1 if a rule is
+ * broken (problems added to T), 0 if not, -1 when out of memory. */
+static int check_rules(rq_thread *T, lp_reqrow *rows, uint64_t r, uint32_t nt)
+{
+    uint64_t stamp = r + 1;
+    int bad = 0;
     size_t s0 = 0;
     for (uint32_t ti = 0; ti < nt; ti++) {
         size_t cnt = T->tcount[T->tlist[ti]];
@@ -523,7 +513,38 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
         }
         s0 += cnt;
     }
-    if (bad) {
+    return bad;
+}
+
+static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
+{
+    lp_reqlog *rl = C->rl;
+    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
+    size_t n = (size_t)(b - a);
+    lp_reqrow *rows = rl->rows + a;
+    int64_t *seq = C->seq ? C->seq + a : NULL;
+    if (n == 0) /* a request known only from malformed lines */
+        return 0;
+    if (n > T->captmp) {
+        size_t nc = n * 2;
+        lp_reqrow *t = lp_reallocarray(T->tmp, nc, sizeof *t);
+        if (!t)
+            return -1;
+        T->tmp = t;
+        if (C->seq) {
+            int64_t *s = lp_reallocarray(T->tmpseq, nc, sizeof *s);
+            if (!s)
+                return -1;
+            T->tmpseq = s;
+        }
+        T->captmp = nc;
+    }
+    uint32_t nt = sort_by_task(C, T, r, rows, seq, n);
+    memcpy(rows, T->tmp, n * sizeof *rows);
+    int bad = check_rules(T, rows, r, nt);
+    if (bad < 0)
+        return -1;
+    if (bad || rl->rbad[r]) {
         rl->rbad[r] = 1;
         for (size_t i = 0; i < n; i++)
             rows[i].seg = LP_REQLOG_NONE;

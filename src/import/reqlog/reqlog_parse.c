@@ -384,107 +384,62 @@ static lp_status layout_fail(lp_error *err, const char *path, const char *fmt, .
     return lp_error_set(err, LP_ERR_FORMAT, "%s: %s", path, buf);
 }
 
-lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char *path, const lp_reqlog_opts *o,
-                           lp_error *err)
+/* JSON lines: the keys each role and attribute may have (the option's name, else the
+ * role's usual names), with the time scale a key's suffix implies. */
+static lp_status layout_jsonl(rl_layout *L, const lp_reqlog_opts *o, const char *path, lp_error *err)
 {
-    char host[256];
-    memcpy(host, L->host, sizeof host);
-    uint64_t hoff = L->header_off;
-    memset(L, 0, sizeof *L);
-    memcpy(L->host, host, sizeof host);
-    L->header_off = hoff;
-    for (int r = 0; r < LP_RL_NROLES; r++)
-        L->col[r] = -1;
-    for (int a = 0; a < LP_REQLOG_MAXATTR; a++)
-        L->acol[a] = -1;
-    L->scale = unit_scale(o->unit);
-    L->iso = o->unit == LP_RL_UNIT_ISO;
-    size_t i = 0;
-    while (i < n && (line[i] == ' ' || line[i] == '\t'))
-        i++;
-    L->fmt = o->format;
-    if (L->fmt == LP_RL_AUTO)
-        L->fmt = (i < n && line[i] == '{') ? LP_RL_JSONL : memchr(line, '\t', n) ? LP_RL_TSV : LP_RL_CSV;
-
-    int need[LP_RL_NROLES] = {1, !o->host_from_name, 1, 1, 1, 0};
-    if (L->fmt == LP_RL_JSONL) {
-        for (int r = 0; r < LP_RL_NROLES; r++) {
-            if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
-                continue;
-            if (o->col[r]) {
-                if (is_number(o->col[r]))
-                    return layout_fail(err, path, "JSON lines need key names, not column numbers ('%s=%s')",
-                                       rl_role_names[r], o->col[r]);
-                L->key[L->nkeys] = o->col[r];
-                L->keylen[L->nkeys] = strlen(o->col[r]);
-                L->keyrole[L->nkeys] = r;
-                L->keyscale[L->nkeys] = o->unit == LP_RL_UNIT_AUTO ? suffix_scale(o->col[r], strlen(o->col[r])) : 0;
-                L->nkeys++;
-            } else {
-                for (int k = 0; aliases[r][k]; k++) {
-                    L->key[L->nkeys] = aliases[r][k];
-                    L->keylen[L->nkeys] = strlen(aliases[r][k]);
-                    L->keyrole[L->nkeys] = r;
-                    L->keyscale[L->nkeys] =
-                        o->unit == LP_RL_UNIT_AUTO ? suffix_scale(aliases[r][k], strlen(aliases[r][k])) : 0;
-                    L->nkeys++;
-                }
-            }
-            L->have[r] = 1;
-        }
-        for (unsigned a = 0; a < o->nattr; a++) {
-            if (is_number(o->attr_col[a]))
-                return layout_fail(err, path, "JSON lines need key names, not column numbers ('attr.%s=%s')",
-                                   o->attr_name[a], o->attr_col[a]);
-            L->key[L->nkeys] = o->attr_col[a];
-            L->keylen[L->nkeys] = strlen(o->attr_col[a]);
-            L->keyrole[L->nkeys] = LP_RL_NROLES + (int)a;
-            L->keyscale[L->nkeys] = 0;
+    for (int r = 0; r < LP_RL_NROLES; r++) {
+        if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
+            continue;
+        if (o->col[r]) {
+            if (is_number(o->col[r]))
+                return layout_fail(err, path, "JSON lines need key names, not column numbers ('%s=%s')",
+                                   rl_role_names[r], o->col[r]);
+            L->key[L->nkeys] = o->col[r];
+            L->keylen[L->nkeys] = strlen(o->col[r]);
+            L->keyrole[L->nkeys] = r;
+            L->keyscale[L->nkeys] = o->unit == LP_RL_UNIT_AUTO ? suffix_scale(o->col[r], strlen(o->col[r])) : 0;
             L->nkeys++;
+        } else {
+            for (int k = 0; aliases[r][k]; k++) {
+                L->key[L->nkeys] = aliases[r][k];
+                L->keylen[L->nkeys] = strlen(aliases[r][k]);
+                L->keyrole[L->nkeys] = r;
+                L->keyscale[L->nkeys] =
+                    o->unit == LP_RL_UNIT_AUTO ? suffix_scale(aliases[r][k], strlen(aliases[r][k])) : 0;
+                L->nkeys++;
+            }
         }
-        /* seq is optional: present only if mapped explicitly */
-        L->have[LP_RL_SEQ] = o->col[LP_RL_SEQ] != NULL;
-        if (!L->have[LP_RL_SEQ]) {
-            int k = 0;
-            for (int x = 0; x < L->nkeys; x++)
-                if (L->keyrole[x] != LP_RL_SEQ)
-                    L->key[k] = L->key[x], L->keylen[k] = L->keylen[x], L->keyrole[k] = L->keyrole[x],
-                    L->keyscale[k] = L->keyscale[x], k++;
-            L->nkeys = k;
-        }
-        return LP_OK;
+        L->have[r] = 1;
     }
-
-    L->delim = o->delimiter ? o->delimiter : L->fmt == LP_RL_TSV ? '\t' : ',';
-    int allnum = 1;
-    for (int r = 0; r < LP_RL_NROLES; r++)
-        if ((need[r] || o->col[r]) && !is_number(o->col[r]))
-            allnum = 0;
-    for (unsigned a = 0; a < o->nattr; a++)
-        if (!is_number(o->attr_col[a]))
-            allnum = 0;
-    L->header = o->header >= 0 ? o->header : !allnum;
-
-    const char **f = NULL;
-    size_t *fl = NULL;
-    char *scratch = NULL;
-    int nf = 0;
-    if (L->header) {
-        f = lp_malloc(RL_MAXCOLS * sizeof *f);
-        fl = lp_malloc(RL_MAXCOLS * sizeof *fl);
-        scratch = lp_malloc(n + 1);
-        if (!f || !fl || !scratch) {
-            lp_free(f), lp_free(fl), lp_free(scratch);
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        }
-        nf = rl_csv_split(line, n, L->delim, f, fl, RL_MAXCOLS, scratch, n);
-        if (nf < 0) {
-            lp_free(f), lp_free(fl), lp_free(scratch);
-            return layout_fail(err, path, "the header line has a bad quote");
-        }
-        if (nf > RL_MAXCOLS)
-            nf = RL_MAXCOLS;
+    for (unsigned a = 0; a < o->nattr; a++) {
+        if (is_number(o->attr_col[a]))
+            return layout_fail(err, path, "JSON lines need key names, not column numbers ('attr.%s=%s')",
+                               o->attr_name[a], o->attr_col[a]);
+        L->key[L->nkeys] = o->attr_col[a];
+        L->keylen[L->nkeys] = strlen(o->attr_col[a]);
+        L->keyrole[L->nkeys] = LP_RL_NROLES + (int)a;
+        L->keyscale[L->nkeys] = 0;
+        L->nkeys++;
     }
+    /* seq is optional: present only if mapped explicitly */
+    L->have[LP_RL_SEQ] = o->col[LP_RL_SEQ] != NULL;
+    if (!L->have[LP_RL_SEQ]) {
+        int k = 0;
+        for (int x = 0; x < L->nkeys; x++)
+            if (L->keyrole[x] != LP_RL_SEQ)
+                L->key[k] = L->key[x], L->keylen[k] = L->keylen[x], L->keyrole[k] = L->keyrole[x],
+                L->keyscale[k] = L->keyscale[x], k++;
+        L->nkeys = k;
+    }
+    return LP_OK;
+}
+
+/* CSV/TSV: the column of each role, by number or by name in the header (f, fl: its nf
+ * fields; none without a header). */
+static lp_status role_columns(rl_layout *L, const lp_reqlog_opts *o, const char *path, const int *need,
+                              const char **f, const size_t *fl, int nf, lp_error *err)
+{
     lp_status st = LP_OK;
     for (int r = 0; r < LP_RL_NROLES && st == LP_OK; r++) {
         if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
@@ -524,6 +479,14 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
                 L->scale = sc;
         }
     }
+    return st;
+}
+
+/* CSV/TSV: the column of each attribute (--columns attr.NAME=COLUMN). */
+static lp_status attr_columns(rl_layout *L, const lp_reqlog_opts *o, const char *path, const char **f,
+                              const size_t *fl, int nf, lp_error *err)
+{
+    lp_status st = LP_OK;
     for (unsigned a = 0; a < o->nattr && st == LP_OK; a++) {
         const char *want = o->attr_col[a];
         if (is_number(want)) {
@@ -546,6 +509,68 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
         if (L->acol[a] < 0)
             st = layout_fail(err, path, "the header has no column '%s' (attribute %s)", want, o->attr_name[a]);
     }
+    return st;
+}
+
+lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char *path, const lp_reqlog_opts *o,
+                           lp_error *err)
+{
+    char host[256];
+    memcpy(host, L->host, sizeof host);
+    uint64_t hoff = L->header_off;
+    memset(L, 0, sizeof *L);
+    memcpy(L->host, host, sizeof host);
+    L->header_off = hoff;
+    for (int r = 0; r < LP_RL_NROLES; r++)
+        L->col[r] = -1;
+    for (int a = 0; a < LP_REQLOG_MAXATTR; a++)
+        L->acol[a] = -1;
+    L->scale = unit_scale(o->unit);
+    L->iso = o->unit == LP_RL_UNIT_ISO;
+    size_t i = 0;
+    while (i < n && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    L->fmt = o->format;
+    if (L->fmt == LP_RL_AUTO)
+        L->fmt = (i < n && line[i] == '{') ? LP_RL_JSONL : memchr(line, '\t', n) ? LP_RL_TSV : LP_RL_CSV;
+
+    int need[LP_RL_NROLES] = {1, !o->host_from_name, 1, 1, 1, 0};
+    if (L->fmt == LP_RL_JSONL)
+        return layout_jsonl(L, o, path, err);
+
+    L->delim = o->delimiter ? o->delimiter : L->fmt == LP_RL_TSV ? '\t' : ',';
+    int allnum = 1;
+    for (int r = 0; r < LP_RL_NROLES; r++)
+        if ((need[r] || o->col[r]) && !is_number(o->col[r]))
+            allnum = 0;
+    for (unsigned a = 0; a < o->nattr; a++)
+        if (!is_number(o->attr_col[a]))
+            allnum = 0;
+    L->header = o->header >= 0 ? o->header : !allnum;
+
+    const char **f = NULL;
+    size_t *fl = NULL;
+    char *scratch = NULL;
+    int nf = 0;
+    if (L->header) {
+        f = lp_malloc(RL_MAXCOLS * sizeof *f);
+        fl = lp_malloc(RL_MAXCOLS * sizeof *fl);
+        scratch = lp_malloc(n + 1);
+        if (!f || !fl || !scratch) {
+            lp_free(f), lp_free(fl), lp_free(scratch);
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        }
+        nf = rl_csv_split(line, n, L->delim, f, fl, RL_MAXCOLS, scratch, n);
+        if (nf < 0) {
+            lp_free(f), lp_free(fl), lp_free(scratch);
+            return layout_fail(err, path, "the header line has a bad quote");
+        }
+        if (nf > RL_MAXCOLS)
+            nf = RL_MAXCOLS;
+    }
+    lp_status st = role_columns(L, o, path, need, f, fl, nf, err);
+    if (st == LP_OK)
+        st = attr_columns(L, o, path, f, fl, nf, err);
     lp_free(f), lp_free(fl), lp_free(scratch);
     if (st)
         return st;
@@ -1104,6 +1129,104 @@ void rl_shard_release(rl_shard *sh)
     sh->tabs_ok = 0;
 }
 
+/* Open the shard's input: a whole stream (lp_input), or a plain file's byte range,
+ * mapped whole when it can be (no copy, and the pages leave the resident set when the
+ * shard is done), positioned at the first line that begins inside the range. */
+static lp_status rd_open(rl_shard *sh, reader *r, lp_error *err)
+{
+    lp_status st = LP_OK;
+    r->cap = (size_t)1 << 20;
+    r->buf = lp_malloc(r->cap + 1);
+    if (!r->buf)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (sh->whole)
+        return sh->mem ? lp_input_open_mem(&r->in, sh->mem, sh->memlen, sh->path, err)
+                       : lp_input_open(&r->in, sh->path, err);
+    r->fd = open(sh->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", sh->path, strerror(errno));
+    r->off = r->rdoff = sh->begin;
+    /* map the shard (and room for its last line) */
+    struct stat sb;
+    if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size > sh->begin) {
+        uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t from = (sh->begin ? sh->begin - 1 : 0) / pg * pg;
+        uint64_t lim = sh->end + RL_MAXLINE + 1;
+        if (lim > (uint64_t)sb.st_size)
+            lim = (uint64_t)sb.st_size;
+        void *mp = mmap(NULL, (size_t)(lim - from), PROT_READ, MAP_PRIVATE, r->fd, (off_t)from);
+        if (mp != MAP_FAILED) {
+            madvise(mp, (size_t)(lim - from), MADV_SEQUENTIAL);
+            lp_free(r->buf);
+            r->map = mp;
+            r->maplen = (size_t)(lim - from);
+            r->buf = mp;
+            r->len = r->cap = r->maplen;
+            r->off = from;
+            r->pos = (size_t)(sh->begin - from);
+            r->eof = 1;
+            r->cut = lim < (uint64_t)sb.st_size;
+        }
+    }
+    /* start at the first line that begins inside the range */
+    int partial = 0;
+    if (sh->begin > 0 && r->map) {
+        partial = r->buf[sh->begin - 1 - r->off] != '\n';
+    } else if (sh->begin > 0) {
+        char c;
+        ssize_t k = pread(r->fd, &c, 1, (off_t)(sh->begin - 1));
+        partial = k == 1 && c != '\n';
+    }
+    if (partial) {
+        const char *s;
+        size_t n;
+        uint64_t at;
+        int tl;
+        rd_line(r, &s, &n, &at, &tl, &st, err);
+    }
+    return st;
+}
+
+static void rd_close(reader *r)
+{
+    if (r->in)
+        lp_input_close(r->in);
+    if (r->fd >= 0)
+        close(r->fd);
+    if (r->map)
+        munmap(r->map, r->maplen);
+    else
+        lp_free(r->buf);
+}
+
+/* The layout of a stream, decided from its first content line (line) at s. Returns 0:
+ * parse the line as a record; 1: it was the header; 2: the file cannot be read (its
+ * first line reported, the shard stops); -1: out of memory. */
+static int stream_layout(rl_shard *sh, const char *s, size_t n, uint64_t line)
+{
+    rl_layout *L = sh->lay;
+    if (sh->opts->host_from_name)
+        rl_host_from_path(sh->path, L->host, sizeof L->host);
+    lp_error lerr;
+    lp_error_clear(&lerr);
+    lp_status ls = rl_layout_detect(L, s, n, sh->path, sh->opts, &lerr);
+    if (ls == LP_ERR_NOMEM)
+        return -1;
+    if (ls) {
+        /* the file cannot be read: report at its first line and stop */
+        const char *m = lerr.msg;
+        size_t pl = strlen(sh->path);
+        if (strncmp(m, sh->path, pl) == 0 && m[pl] == ':')
+            m += pl + 2;
+        sdiag(sh, line, LP_SEV_ERROR, LP_RULE_SYNTAX, "%s; file skipped", m);
+        sh->nbadlines++;
+        return push_skip(sh, line) ? -1 : 2;
+    }
+    if (L->header)
+        return push_skip(sh, line) ? -1 : 1;
+    return 0;
+}
+
 void rl_shard_run(rl_shard *sh)
 {
     lp_error *err = &sh->err;
@@ -1128,70 +1251,8 @@ void rl_shard_run(rl_shard *sh)
         return;
     }
     sh->tabs_ok = 1;
-    r.cap = (size_t)1 << 20;
-    r.buf = lp_malloc(r.cap + 1);
-    if (!r.buf) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if ((st = rd_open(sh, &r, err)))
         goto out;
-    }
-    if (sh->whole) {
-        st = sh->mem ? lp_input_open_mem(&r.in, sh->mem, sh->memlen, sh->path, err) : lp_input_open(&r.in, sh->path, err);
-        if (st != LP_OK)
-            goto out;
-    } else {
-        r.fd = open(sh->path, O_RDONLY | O_CLOEXEC);
-        if (r.fd < 0) {
-            st = lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", sh->path, strerror(errno));
-            goto out;
-        }
-        r.off = r.rdoff = sh->begin;
-        /* map the shard (and room for its last line): no copy, and the pages leave the
-         * resident set when the shard is done */
-        struct stat sb;
-        if (fstat(r.fd, &sb) == 0 && (uint64_t)sb.st_size > sh->begin) {
-            uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-            uint64_t from = (sh->begin ? sh->begin - 1 : 0) / pg * pg;
-            uint64_t lim = sh->end + RL_MAXLINE + 1;
-            if (lim > (uint64_t)sb.st_size)
-                lim = (uint64_t)sb.st_size;
-            void *mp = mmap(NULL, (size_t)(lim - from), PROT_READ, MAP_PRIVATE, r.fd, (off_t)from);
-            if (mp != MAP_FAILED) {
-                madvise(mp, (size_t)(lim - from), MADV_SEQUENTIAL);
-                lp_free(r.buf);
-                r.map = mp;
-                r.maplen = (size_t)(lim - from);
-                r.buf = mp;
-                r.len = r.cap = r.maplen;
-                r.off = from;
-                r.pos = (size_t)(sh->begin - from);
-                r.eof = 1;
-                r.cut = lim < (uint64_t)sb.st_size;
-            }
-        }
-        if (sh->begin > 0 && r.map) {
-            if (r.buf[sh->begin - 1 - r.off] != '\n') {
-                const char *s;
-                size_t n;
-                uint64_t at;
-                int tl;
-                if (rd_line(&r, &s, &n, &at, &tl, &st, err) < 0)
-                    goto out;
-            }
-        } else if (sh->begin > 0) {
-            /* start at the first line that begins inside the range */
-            char c;
-            ssize_t k = pread(r.fd, &c, 1, (off_t)(sh->begin - 1));
-            if (k == 1 && c != '\n') {
-                const char *s;
-                size_t n;
-                uint64_t at;
-                int tl;
-                int got = rd_line(&r, &s, &n, &at, &tl, &st, err);
-                if (got < 0)
-                    goto out;
-            }
-        }
-    }
     int have_layout = !sh->whole;
     uint64_t lastprog = 0;
     for (;;) {
@@ -1230,32 +1291,14 @@ void rl_shard_run(rl_shard *sh)
             continue;
         }
         if (!have_layout) {
-            rl_layout *L = sh->lay;
-            if (sh->opts->host_from_name)
-                rl_host_from_path(sh->path, L->host, sizeof L->host);
-            lp_error lerr;
-            lp_error_clear(&lerr);
-            lp_status ls = rl_layout_detect(L, s, n, sh->path, sh->opts, &lerr);
-            if (ls == LP_ERR_NOMEM)
+            int lr = stream_layout(sh, s, n, line);
+            if (lr < 0)
                 goto nomem;
-            if (ls) {
-                /* the file cannot be read: report at its first line and stop */
-                const char *m = lerr.msg;
-                size_t pl = strlen(sh->path);
-                if (strncmp(m, sh->path, pl) == 0 && m[pl] == ':')
-                    m += pl + 2;
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_SYNTAX, "%s; file skipped", m);
-                sh->nbadlines++;
-                if (push_skip(sh, line))
-                    goto nomem;
+            if (lr == 2)
                 break;
-            }
             have_layout = 1;
-            if (L->header) {
-                if (push_skip(sh, line))
-                    goto nomem;
+            if (lr == 1)
                 continue;
-            }
         } else if (!sh->whole && sh->lay->header && at == sh->lay->header_off) {
             if (push_skip(sh, line))
                 goto nomem;
@@ -1288,14 +1331,7 @@ void rl_shard_run(rl_shard *sh)
 nomem:
     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
 out:
-    if (r.in)
-        lp_input_close(r.in);
-    if (r.fd >= 0)
-        close(r.fd);
-    if (r.map)
-        munmap(r.map, r.maplen);
-    else
-        lp_free(r.buf);
+    rd_close(&r);
     lp_free(f);
     lp_free(fl);
     lp_free(scratch);
