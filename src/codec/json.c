@@ -700,12 +700,143 @@ static int record(pctx *c, lp_json_ev *ev, lp_json_event kind, const unsigned ch
     return P_OK;
 }
 
+/* A BEGIN or END event of the top-level container at the byte before c->p; the state
+ * machine moves to `state`. */
+static int container_event(pctx *c, lp_json_ev *ev, int *have, lp_json_event kind, lp_json_type type, int state)
+{
+    lp_json_reader *r = c->r;
+    ev->kind = kind;
+    ev->type = type;
+    ev->off = offset_of(c, c->p - 1);
+    ev->line = c->line;
+    r->state = state;
+    if (kind == LP_JSON_EV_BEGIN) {
+        r->cont_off = ev->off;
+        r->cont_line = ev->line;
+    }
+    *have = 1;
+    return P_OK;
+}
+
+/* Between top-level values: a streamed array or object begins, or a whole value. */
+static int step_top(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    if (ch == '[') {
+        c->p++;
+        r->arr_in_obj = 0;
+        r->index = 0;
+        return container_event(c, ev, have, LP_JSON_EV_BEGIN, LP_JSON_ARRAY, S_ARR_FIRST);
+    }
+    if (ch == '{' && r->keys) {
+        c->p++;
+        return container_event(c, ev, have, LP_JSON_EV_BEGIN, LP_JSON_OBJECT, S_OBJ_FIRST);
+    }
+    int rc = record(c, ev, LP_JSON_EV_VALUE, NULL, 0, 0);
+    if (rc)
+        return rc;
+    ev->index = r->nvalues++;
+    *have = 1;
+    return P_OK;
+}
+
+/* In a streamed array: its end, or the next element. */
+static int step_array(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    char fb[24];
+    if (ch == ']') {
+        c->p++;
+        if (r->arr_in_obj) {
+            r->state = S_OBJ_NEXT;
+            return P_OK;
+        }
+        return container_event(c, ev, have, LP_JSON_EV_END, LP_JSON_ARRAY, S_TOP);
+    }
+    if (r->state == S_ARR_NEXT) {
+        if (ch != ',')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or ']' after an array element, found %s",
+                          found(c, c->p, fb));
+        c->p = skip_ws(c, c->p + 1);
+        if (c->p >= c->end)
+            return P_MORE;
+        if (*c->p == ']')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "trailing comma before ']'");
+    }
+    int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
+    if (rc)
+        return rc;
+    ev->key = r->arr_in_obj ? r->akey : NULL;
+    ev->index = r->index++;
+    r->state = S_ARR_NEXT;
+    *have = 1;
+    return P_OK;
+}
+
+/* In a streamed object: its end, or the next member (a streamed array begins, or the
+ * member is read whole). */
+static int step_object(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    char fb[24];
+    if (ch == '}') {
+        c->p++;
+        return container_event(c, ev, have, LP_JSON_EV_END, LP_JSON_OBJECT, S_TOP);
+    }
+    if (r->state == S_OBJ_NEXT) {
+        if (ch != ',')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or '}' after an object member, found %s",
+                          found(c, c->p, fb));
+        c->p = skip_ws(c, c->p + 1);
+        if (c->p >= c->end)
+            return P_MORE;
+    }
+    if (*c->p != '"')
+        return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a member name (a string) in an object, found %s",
+                      found(c, c->p, fb));
+    const unsigned char *k;
+    uint32_t kn;
+    int kesc, rc;
+    c->bad = 0;
+    if ((rc = parse_string(c, &k, &kn, &kesc)))
+        return rc;
+    if (c->bad) /* a bad key: structural, we cannot tell which member it was */
+        return P_SYNTAX;
+    c->p = skip_ws(c, c->p);
+    if (*c->p != ':') {
+        if (c->p >= c->end)
+            return P_MORE;
+        return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ':' after a member name, found %s", found(c, c->p, fb));
+    }
+    c->p = skip_ws(c, c->p + 1);
+    if (c->p >= c->end)
+        return P_MORE;
+    if (*c->p == '[' && is_stream_key(r, k, kn)) {
+        if (set_akey(r, k, kn, kesc)) {
+            c->nomem = 1;
+            return P_SYNTAX;
+        }
+        r->cont_off = offset_of(c, c->p);
+        r->cont_line = c->line;
+        c->p++;
+        r->state = S_ARR_FIRST;
+        r->arr_in_obj = 1;
+        r->index = 0;
+        return P_OK;
+    }
+    rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
+    if (rc)
+        return rc;
+    r->state = S_OBJ_NEXT;
+    *have = 1;
+    return P_OK;
+}
+
 /* One step of the state machine from the committed position. Returns P_OK with an
  * event (ev->kind set) or with no event (*have = 0, state moved), P_MORE, P_SYNTAX. */
 static int step(pctx *c, lp_json_ev *ev, int *have)
 {
     lp_json_reader *r = c->r;
-    char fb[24];
     *have = 0;
     c->p = skip_ws(c, c->p);
     c->rec = c->p;
@@ -716,138 +847,13 @@ static int step(pctx *c, lp_json_ev *ev, int *have)
     case S_TOP:
         if (atend)
             return c->final ? P_OK : P_MORE; /* P_OK without event at the very end */
-        if (ch == '[') {
-            c->p++;
-            ev->kind = LP_JSON_EV_BEGIN;
-            ev->type = LP_JSON_ARRAY;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_ARR_FIRST;
-            r->arr_in_obj = 0;
-            r->index = 0;
-            r->cont_off = ev->off;
-            r->cont_line = ev->line;
-            *have = 1;
-            return P_OK;
-        }
-        if (ch == '{' && r->keys) {
-            c->p++;
-            ev->kind = LP_JSON_EV_BEGIN;
-            ev->type = LP_JSON_OBJECT;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_OBJ_FIRST;
-            r->cont_off = ev->off;
-            r->cont_line = ev->line;
-            *have = 1;
-            return P_OK;
-        }
-        {
-            int rc = record(c, ev, LP_JSON_EV_VALUE, NULL, 0, 0);
-            if (rc)
-                return rc;
-            ev->index = r->nvalues++;
-            *have = 1;
-            return P_OK;
-        }
+        return step_top(c, ev, have, ch);
     case S_ARR_FIRST:
     case S_ARR_NEXT:
-        if (atend)
-            return P_MORE;
-        if (ch == ']') {
-            c->p++;
-            if (r->arr_in_obj) {
-                r->state = S_OBJ_NEXT;
-                return P_OK;
-            }
-            ev->kind = LP_JSON_EV_END;
-            ev->type = LP_JSON_ARRAY;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_TOP;
-            *have = 1;
-            return P_OK;
-        }
-        if (r->state == S_ARR_NEXT) {
-            if (ch != ',')
-                return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or ']' after an array element, found %s", found(c, c->p, fb));
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-            if (*c->p == ']')
-                return syntax(c, c->p, LP_JSON_E_SYNTAX, "trailing comma before ']'");
-        }
-        {
-            int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
-            if (rc)
-                return rc;
-            ev->key = r->arr_in_obj ? r->akey : NULL;
-            ev->index = r->index++;
-            r->state = S_ARR_NEXT;
-            *have = 1;
-            return P_OK;
-        }
+        return atend ? P_MORE : step_array(c, ev, have, ch);
     case S_OBJ_FIRST:
     case S_OBJ_NEXT:
-        if (atend)
-            return P_MORE;
-        if (ch == '}') {
-            c->p++;
-            ev->kind = LP_JSON_EV_END;
-            ev->type = LP_JSON_OBJECT;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_TOP;
-            *have = 1;
-            return P_OK;
-        }
-        if (r->state == S_OBJ_NEXT) {
-            if (ch != ',')
-                return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or '}' after an object member, found %s", found(c, c->p, fb));
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-        }
-        if (*c->p != '"')
-            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a member name (a string) in an object, found %s", found(c, c->p, fb));
-        {
-            const unsigned char *k;
-            uint32_t kn;
-            int kesc, rc;
-            c->bad = 0;
-            if ((rc = parse_string(c, &k, &kn, &kesc)))
-                return rc;
-            if (c->bad) /* a bad key: structural, we cannot tell which member it was */
-                return P_SYNTAX;
-            c->p = skip_ws(c, c->p);
-            if (*c->p != ':') {
-                if (c->p >= c->end)
-                    return P_MORE;
-                return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ':' after a member name, found %s", found(c, c->p, fb));
-            }
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-            if (*c->p == '[' && is_stream_key(r, k, kn)) {
-                if (set_akey(r, k, kn, kesc)) {
-                    c->nomem = 1;
-                    return P_SYNTAX;
-                }
-                r->cont_off = offset_of(c, c->p);
-                r->cont_line = c->line;
-                c->p++;
-                r->state = S_ARR_FIRST;
-                r->arr_in_obj = 1;
-                r->index = 0;
-                return P_OK;
-            }
-            rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
-            if (rc)
-                return rc;
-            r->state = S_OBJ_NEXT;
-            *have = 1;
-            return P_OK;
-        }
+        return atend ? P_MORE : step_object(c, ev, have, ch);
     default:
         return P_OK;
     }
@@ -889,6 +895,39 @@ static void bad_event(lp_json_ev *ev, uint64_t off, uint64_t line, int fatal, lp
         n = sizeof ev->msg - 1;
     memcpy(ev->msg, msg, n);
     ev->msg[n] = '\0';
+}
+
+/* The data ended inside a step (P_MORE at the end of the input): the BAD event that
+ * says where (the input's own error, a value cut short, or the streamed container not
+ * closed); the reader is done. */
+static void cut_event(lp_json_reader *r, const pctx *cp, lp_json_ev *ev)
+{
+    pctx c = *cp;
+    char msg[200];
+    if (r->ierr.msg[0]) {
+        bad_event(ev, r->base + r->len, c.line, !r->lines, LP_JSON_E_INPUT, r->ierr.msg);
+        r->state = S_DONE;
+        return;
+    }
+    /* where the unfinished value starts: after the separator, if any */
+    const unsigned char *q = c.rec;
+    uint64_t ql = c.recline;
+    if (q < c.end && *q == ',' && (r->state == S_ARR_NEXT || r->state == S_OBJ_NEXT)) {
+        pctx t = c;
+        t.line = c.recline;
+        q = skip_ws(&t, q + 1);
+        ql = t.line;
+    }
+    lp_json_err code = q < c.end ? LP_JSON_E_TRUNCATED : LP_JSON_E_UNCLOSED;
+    if (q < c.end)
+        snprintf(msg, sizeof msg, "unexpected end of input (truncated file?) in the value that starts at byte %llu, line %llu",
+                 (unsigned long long)offset_of(&c, q), (unsigned long long)ql);
+    else
+        snprintf(msg, sizeof msg, "unexpected end of input (truncated file?): the %s that starts at byte %llu, line %llu is not closed",
+                 r->state == S_OBJ_FIRST || r->state == S_OBJ_NEXT ? "object" : "array",
+                 (unsigned long long)r->cont_off, (unsigned long long)r->cont_line);
+    bad_event(ev, r->base + r->len, c.line, !r->lines, code, msg);
+    r->state = S_DONE;
 }
 
 lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
@@ -964,31 +1003,7 @@ lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
         }
         /* P_MORE */
         if (r->eof) {
-            char msg[200];
-            if (r->ierr.msg[0]) {
-                bad_event(ev, r->base + r->len, c.line, !r->lines, LP_JSON_E_INPUT, r->ierr.msg);
-                r->state = S_DONE;
-                return LP_OK;
-            }
-            /* where the unfinished value starts: after the separator, if any */
-            const unsigned char *q = c.rec;
-            uint64_t ql = c.recline;
-            if (q < c.end && *q == ',' && (r->state == S_ARR_NEXT || r->state == S_OBJ_NEXT)) {
-                pctx t = c;
-                t.line = c.recline;
-                q = skip_ws(&t, q + 1);
-                ql = t.line;
-            }
-            lp_json_err code = q < c.end ? LP_JSON_E_TRUNCATED : LP_JSON_E_UNCLOSED;
-            if (q < c.end)
-                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?) in the value that starts at byte %llu, line %llu",
-                         (unsigned long long)offset_of(&c, q), (unsigned long long)ql);
-            else
-                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?): the %s that starts at byte %llu, line %llu is not closed",
-                         r->state == S_OBJ_FIRST || r->state == S_OBJ_NEXT ? "object" : "array",
-                         (unsigned long long)r->cont_off, (unsigned long long)r->cont_line);
-            bad_event(ev, r->base + r->len, c.line, !r->lines, code, msg);
-            r->state = S_DONE;
+            cut_event(r, &c, ev);
             return LP_OK;
         }
         lp_status st = refill(r, err);
