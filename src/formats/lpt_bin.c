@@ -61,6 +61,12 @@ static void section(bw *w, const void *p, size_t elem, uint64_t n)
 
 lp_status lp_lptb_write(const lp_trace *t, FILE *out, lp_error *err)
 {
+    /* the string table is NUL-terminated strings: a name holding a NUL byte cannot be
+     * stored (it would read back as two strings); refused before anything is written */
+    for (uint32_t i = 0; i < t->strs.n; i++)
+        if (memchr(t->strs.ptr[i], '\0', t->strs.len[i]))
+            return lp_error_set(err, LP_ERR_UNSUPPORTED,
+                                "name %u holds a NUL byte: the binary form cannot store it (write the text form)", i);
     bw w = {out, XXH3_createState(), 0, 0};
     if (!w.h)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
