@@ -115,18 +115,30 @@ static inline void fuzz_trace_same_as(const lp_trace *a, const lp_trace *b, int 
 
 static inline void fuzz_trace_same(const lp_trace *a, const lp_trace *b) { fuzz_trace_same_as(a, b, 0); }
 
+typedef lp_status (*fuzz_writer)(const lp_trace *t, FILE *out, lp_error *err);
+
+/* The trace written into memory (*buf: free it); the writer's status, or LP_ERR_NOMEM
+ * when there is no memory stream. */
+static inline lp_status fuzz_write(const lp_trace *t, fuzz_writer write, char **buf, size_t *len, lp_error *err)
+{
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (!f)
+        return LP_ERR_NOMEM;
+    lp_status st = write(t, f, err);
+    fclose(f);
+    return st;
+}
+
 /* The binary form written and read back: exactly the same columns (a trace whose
  * names hold NUL bytes is refused by the writer: the form cannot store them). */
 static inline void fuzz_trace_lptb_roundtrip(const lp_trace *t)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    char *buf;
+    size_t len;
     lp_error err;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return;
-    lp_status st = lp_lptb_write(t, f, &err);
-    fclose(f);
+    lp_status st = fuzz_write(t, lp_lptb_write, &buf, &len, &err);
     FUZZ_CHECK(st == LP_OK || st == LP_ERR_UNSUPPORTED || st == LP_ERR_NOMEM || st == LP_ERR_IO);
     if (st == LP_OK) {
         lp_input *in;
@@ -169,14 +181,10 @@ static inline void fuzz_trace_lpt_roundtrip(const lp_trace *t)
     for (uint32_t ty = 0; ty < t->ntypes; ty++)
         if (fuzz_op_blank(t, t->type_name[ty]))
             return;
-    char *buf = NULL;
-    size_t len = 0;
+    char *buf;
+    size_t len;
     lp_error err;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return;
-    lp_status st = lp_lpt_write(t, f, &err);
-    fclose(f);
+    lp_status st = fuzz_write(t, lp_lpt_write, &buf, &len, &err);
     if (st == LP_OK) {
         lp_diags ds;
         lp_diags_init(&ds, 4);
