@@ -1,6 +1,9 @@
 /* chrome.c: the Chrome Trace Event Format importer ("chrome"), with the PyTorch
  * profiler (Kineto) flavour on top. The mapping is documented in
- * docs/formats/chrome.md; this header summarises it.
+ * docs/formats/chrome.md; this header summarises it. This file reads a file and runs
+ * the stages (and holds the diagnostics, the summary and the detection); the stages
+ * are in chrome_keys.c, chrome_events.c, chrome_async.c, chrome_kineto.c,
+ * chrome_flows.c and chrome_emit.c, sharing chrome_int.h.
  *
  * Input: a JSON array of events, or an object whose "traceEvents" member is that
  * array (other members are metadata: displayTimeUnit, otherData, Kineto's
