@@ -104,6 +104,11 @@ typedef struct rl_shard {
     uint32_t *m_pt, *m_req, *m_host; /* local -> global points, requests, hosts */
 } rl_shard;
 
+/* The roles' names ("request", "host", ...: --columns, messages) and whether a column
+ * name or key is one of a role's usual names (case-insensitive: "request_id", "ts"...). */
+extern const char *const rl_role_names[LP_RL_NROLES];
+int rl_role_alias(int role, const char *s, size_t n);
+
 /* Parse one shard (thread-safe: touches only the shard). */
 void rl_shard_run(rl_shard *sh);
 void rl_shard_release(rl_shard *sh);
