@@ -1,0 +1,66 @@
+/* g10_int.h: what the files of the Grade10 analysis share and nobody else uses. */
+#ifndef LP_ANALYSIS_G10_INT_H
+#define LP_ANALYSIS_G10_INT_H
+
+#include "longpole/analysis/grade10/model.h"
+#include "longpole/analysis/grade10/exec.h"
+#include "base/hashmap.h"
+
+/* A sibling name an `after` clause refers to, resolved when the model is complete. */
+typedef struct g10_pending_after {
+    uint32_t type;
+    lp_str name;
+    uint64_t line;
+} g10_pending_after;
+
+/* Resolve `after` names, order siblings (reporting cycles), decide every rule; errors
+ * found are reported and added to *errors. */
+lp_status g10_model_finish(lp_g10_model *m, lp_diags *ds, const g10_pending_after *pa, size_t npa, int *errors,
+                           lp_error *err);
+
+/* ---- building an exec (exec_build.c, exec_finish.c) ------------------------------- */
+
+enum { XB_START = 1, XB_END = 2 };
+
+/* Phase instances under construction, in creation order (a parent before its
+ * children); the exec being built holds the string table. */
+typedef struct g10_xb {
+    const lp_g10_model *m;
+    lp_g10_exec *x;
+    lp_diags *ds;
+    uint32_t n;
+    size_t cap;
+    uint32_t *type, *parent;
+    lp_str *key;
+    int64_t *start, *end;
+    uint8_t *has;            /* XB_START | XB_END */
+    lp_str *sfile, *efile;
+    uint64_t *sline, *eline;
+    lp_str *ownhost;         /* host named in its own records, or LP_STR_NONE */
+    lp_hmap map;             /* hash(parent, type, key) -> instance */
+    lp_hmap names;           /* phase-name id -> 1 + offset of its candidate types in cand */
+    uint32_t *cand;          /* lists: count, then type indices */
+    size_t ncand, capcand;
+    lp_hmap alias;           /* key << 32 | value -> host (single records: host=H, key=value) */
+    lp_str host_key, hostname_key;
+    uint64_t unknown_names;  /* distinct unknown phase names reported (trace input reports a few) */
+} g10_xb;
+
+lp_status g10_xb_init(g10_xb *b, const lp_g10_model *m, lp_diags *ds, lp_error *err);
+void g10_xb_release(g10_xb *b);
+/* One record: phase `name` (an id of b->x->strs) with instance keys kv[0, 2*nkv)
+ * (ids of b->x->strs), bounds t0/t1 for the flags in `what` (XB_START, XB_END or
+ * both). quiet_unknown: a name that is no phase type is counted, not an error. */
+lp_status g10_xb_add(g10_xb *b, lp_str name, const lp_str *kv, uint32_t nkv, int what, int64_t t0, int64_t t1,
+                     lp_str file, uint64_t line, int quiet_unknown, lp_error *err);
+/* Is `name` the name (or path) of some phase type? */
+lp_status g10_xb_known(g10_xb *b, lp_str name, int *known, lp_error *err);
+/* A `single` record without a phase: host=H (or hostname=H) and key=value pairs map
+ * instances with that key value to host H. */
+lp_status g10_xb_alias(g10_xb *b, const lp_str *kv, uint32_t nkv, lp_error *err);
+/* The name of builder instance i ("/Run/Superstep[3]/Compute[w1]") into buf. */
+const char *g10_xb_name(const g10_xb *b, uint32_t i, char *buf, size_t n);
+/* Validate, derive, order, assign hosts; hands over the exec (b->x = NULL). */
+lp_status g10_xb_finish(g10_xb *b, lp_g10_exec **out, lp_error *err);
+
+#endif
