@@ -4,6 +4,7 @@
 
 #include "longpole/analysis/grade10/model.h"
 #include "longpole/analysis/grade10/exec.h"
+#include "longpole/analysis/grade10/attrib.h"
 #include "base/hashmap.h"
 
 /* A sibling name an `after` clause refers to, resolved when the model is complete. */
@@ -62,5 +63,46 @@ lp_status g10_xb_alias(g10_xb *b, const lp_str *kv, uint32_t nkv, lp_error *err)
 const char *g10_xb_name(const g10_xb *b, uint32_t i, char *buf, size_t n);
 /* Validate, derive, order, assign hosts; hands over the exec (b->x = NULL). */
 lp_status g10_xb_finish(g10_xb *b, lp_g10_exec **out, lp_error *err);
+
+/* ---- attribution (attrib.c, attrib_blk.c, attrib_tl.c) ------------------------------ */
+
+#define G10_KEEP 20 /* reports of one kind kept in full; the rest are counted */
+
+/* A growable list of time pieces [s[k], e[k]). */
+typedef struct g10_pieces {
+    int64_t *s, *e;
+    size_t n, cap;
+} g10_pieces;
+
+void g10_pieces_release(g10_pieces *pc);
+/* t rounded to the nearest slice boundary (slice mode), or t (event mode). */
+int64_t g10_round(const lp_g10_attr *a, int64_t t);
+/* The bounds of leaf p in segment time: rounded (and widened to one slice when they
+ * round to nothing: *widened) in slice mode, as recorded in event mode. */
+void g10_bounds(const lp_g10_attr *a, uint32_t p, int64_t *S, int64_t *E, int *widened);
+/* The time leaf p is blocked by instances of blocking resource r (LP_G10_NONE: any)
+ * within its bounds (pc is scratch). */
+lp_status g10_blocked_ns(const lp_g10_attr *a, uint32_t p, uint32_t r, g10_pieces *pc, int64_t *out, lp_error *err);
+/* The active pieces of leaf p: its bounds (rounded, and widened to one slice when they
+ * round to nothing, in slice mode) minus the intervals of the blocking instances that
+ * stop it; *widened set when widening happened. */
+lp_status g10_pieces_of(const lp_g10_attr *a, uint32_t p, g10_pieces *pc, int *widened, lp_error *err);
+/* Blocking instances from the inputs, and for every leaf the ones that stop it. */
+lp_status g10_blocking_build(lp_g10_attr *a, const lp_g10_data *d, lp_diags *ds, lp_error *err);
+
+/* The leaf phases whose demand falls on one timeline. */
+typedef struct g10_tlphases {
+    uint32_t *phase;     /* exec instance */
+    uint32_t *slot;      /* index in a->use[res] */
+    double *val;         /* absolute exact demand, or variable weight */
+    uint8_t *kind;       /* LP_G10_RULE_EXACT or LP_G10_RULE_VARIABLE */
+    size_t n, cap;
+} g10_tlphases;
+
+/* Build timeline k (a->tl[k]: res, host, capacity set) from its monitoring series:
+ * windows, segments, demand, upsampling, the uses of its phases and their type totals
+ * (added into ts[ntypes]). */
+lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_data *d,
+                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, lp_error *err);
 
 #endif
