@@ -361,6 +361,7 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
 {
     lp_g10_tl *tl = &a->tl[k];
     tlw w = {0};
+    tl->nphases = (uint32_t)ph->n;
     lp_status st = windows(a, tl, s, d, ds, &w, err);
     if (!st && w.nw) {
         int64_t lo = g10_round(a, w.w[0].w0), hi = g10_round(a, w.w[w.nw - 1].w1);
