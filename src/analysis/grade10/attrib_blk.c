@@ -46,8 +46,11 @@ int64_t g10_round(const lp_g10_attr *a, int64_t t)
 {
     if (a->mode != LP_G10_SLICES)
         return t;
-    int64_t d = a->slice_ns;
-    return floor_div(t + d / 2, d) * d;
+    int64_t d = a->slice_ns, h;
+    if (__builtin_add_overflow(t, d / 2, &h))
+        return floor_div(t, d) * d;
+    int64_t r = floor_div(h, d);
+    return r < INT64_MIN / d ? floor_div(t, d) * d + d : r * d;
 }
 
 /* ---- instances ---------------------------------------------------------------------- */

@@ -63,22 +63,24 @@ static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, 
         return nomem(err);
     }
     for (size_t i = 1; i < s->n; i++)
-        iv[i - 1] = s->time[i] - s->time[i - 1];
+        if (__builtin_sub_overflow(s->time[i], s->time[i - 1], &iv[i - 1]))
+            iv[i - 1] = INT64_MAX;
     qsort(iv, s->n - 1, sizeof *iv, cmp_i64);
     double med = (double)iv[(s->n - 1) / 2];
     lp_free(iv);
     const char *fn = lp_strtab_get(&d->strs, s->file);
     for (size_t i = 1; i < s->n; i++) {
         int64_t t0 = s->time[i - 1], t1 = s->time[i];
-        if ((double)(t1 - t0) > a->m->gap_factor * med && tl->gaps++ < G10_KEEP)
+        double len = (double)t1 - (double)t0;
+        if (len > a->m->gap_factor * med && tl->gaps++ < G10_KEEP)
             lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_GAP, fn, s->line[i],
                             "monitoring gap: %s on host '%s' has no sample for %.3f s before this one (median interval %.3f s)",
-                            lp_strtab_get(&d->strs, s->metric), lp_strtab_get(&d->strs, s->host), (t1 - t0) / 1e9,
+                            lp_strtab_get(&d->strs, s->metric), lp_strtab_get(&d->strs, s->host), len / 1e9,
                             med / 1e9);
         if (t1 <= run0 || t0 >= run1)
             continue;
         double C = r->sample == LP_G10_COUNTER ? (s->value[i] - s->value[i - 1]) * r->scale
-                                               : s->value[i] * r->scale * ((double)(t1 - t0) / 1e9);
+                                               : s->value[i] * r->scale * (len / 1e9);
         if (!(C >= 0)) {
             if (tl->dropped++ < G10_KEEP)
                 lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_FIELD, fn, s->line[i],
@@ -135,11 +137,17 @@ static lp_status pieces(lp_g10_attr *a, const g10_tlphases *ph, int64_t lo, int6
     return st;
 }
 
-/* The segment that starts at boundary t. */
+/* The segment that starts at boundary t (t = bound[nseg] gives nseg). */
 static uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
 {
-    if (a->mode == LP_G10_SLICES)
-        return (uint32_t)((t - tl->bound[0]) / a->slice_ns);
+    if (a->mode == LP_G10_SLICES) {
+        if (t < tl->grid0)
+            return 0;
+        if (t >= tl->bound[tl->nseg])
+            return tl->nseg;
+        uint64_t k = ((uint64_t)t - (uint64_t)tl->grid0) / (uint64_t)a->slice_ns;
+        return tl->lead + (uint32_t)k;
+    }
     size_t l = 0, h = tl->nseg;
     while (l < h) {
         size_t m = l + (h - l) / 2;
@@ -151,21 +159,41 @@ static uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
     return (uint32_t)l;
 }
 
-/* Segment boundaries: the slice grid over the windows, or every instant of change. */
+/* Slice mode: the fixed grid over the run, and one segment for each part of the windows
+ * outside it (no demand there: a single segment gets the same rate as its slices would). */
+static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t hi, lp_error *err)
+{
+    int64_t A = g10_round(a, a->x->start[0]), B = g10_round(a, a->x->end[0]);
+    if (A < lo)
+        A = lo;
+    if (B > hi)
+        B = hi;
+    if (B < A)
+        B = A;
+    __int128 n = ((__int128)B - A) / a->slice_ns;
+    uint32_t lead = lo < A, trail = hi > B;
+    if (n + lead + trail > UINT32_MAX - 1)
+        return lp_error_set(err, LP_ERR_LIMIT, "more than 2^32 slices in one timeline: use a longer slice");
+    tl->nseg = (uint32_t)n + lead + trail;
+    tl->lead = lead;
+    tl->grid0 = A;
+    if (!(tl->bound = lp_malloc(((size_t)tl->nseg + 1) * sizeof *tl->bound)))
+        return nomem(err);
+    size_t k = 0;
+    if (lead)
+        tl->bound[k++] = lo;
+    for (int64_t i = 0; i <= (int64_t)n; i++)
+        tl->bound[k++] = A + i * a->slice_ns;
+    if (trail)
+        tl->bound[k++] = hi;
+    return LP_OK;
+}
+
 static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
 {
     int64_t lo = g10_round(a, w->w[0].w0), hi = g10_round(a, w->w[w->nw - 1].w1);
-    if (a->mode == LP_G10_SLICES) {
-        int64_t n = (hi - lo) / a->slice_ns;
-        if (n > UINT32_MAX - 1)
-            return lp_error_set(err, LP_ERR_LIMIT, "more than 2^32 slices in one timeline: use a longer slice");
-        tl->nseg = (uint32_t)n;
-        if (!(tl->bound = lp_malloc(((size_t)n + 1) * sizeof *tl->bound)))
-            return nomem(err);
-        for (int64_t k = 0; k <= n; k++)
-            tl->bound[k] = lo + k * a->slice_ns;
-        return LP_OK;
-    }
+    if (a->mode == LP_G10_SLICES)
+        return slice_grid(a, tl, lo, hi, err);
     size_t n = 2 * w->nw + 2 * w->npieces;
     int64_t *b = lp_malloc(n * sizeof *b + sizeof *b);
     if (!b)
@@ -255,7 +283,7 @@ static lp_status upsample(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
         return nomem(err);
     }
     for (uint32_t s = 0; s < n; s++)
-        w->len[s] = (double)(tl->bound[s + 1] - tl->bound[s]) / 1e9;
+        w->len[s] = ((double)tl->bound[s + 1] - (double)tl->bound[s]) / 1e9;
     double carry = 0;
     size_t last = SIZE_MAX;
     for (size_t i = 0; i < w->nw; i++) {
@@ -309,7 +337,9 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
     double bg = 0;
     for (uint32_t s = 0; s < n; s++) {
         double l = w->len[s], y = tl->u[s] - tl->x[s];
-        int64_t ln = tl->bound[s + 1] - tl->bound[s];
+        /* a segment outside the run can be long: clamp so the prefix sums cannot overflow */
+        double lnd = (double)tl->bound[s + 1] - (double)tl->bound[s];
+        int64_t ln = lnd > 4e18 / 8 ? (int64_t)(4e18 / 8) : (int64_t)lnd;
         int g = tl->u[s] >= th * K, loc = tl->E[s] > 0 && tl->x[s] >= th * tl->E[s];
         PX[s + 1] = PX[s] + (tl->E[s] > 0 ? l * tl->x[s] / tl->E[s] : 0);
         PY[s + 1] = PY[s] + (tl->V[s] > 0 ? l * y / tl->V[s] : 0);

@@ -127,9 +127,14 @@ lp_status lp_g10_exec_from_events(const lp_g10_model *m, const lp_g10_data *d, l
     return st;
 }
 
-/* One activity's keys: its attributes, its worker's, then worker=<name> (the first
- * occurrence of a key wins). */
-static lp_status activity_keys(xlat *c, const lp_trace *t, uint32_t w, uint64_t a, lp_str wkey, lp_str *kv,
+/* The pseudo-keys every activity carries (exec strings). */
+typedef struct pkeys {
+    lp_str worker, op, type, activity;
+} pkeys;
+
+/* One activity's keys: its attributes, its worker's, then worker=<name>,
+ * operator=<operator>, type=<type>, activity=<index> (the first occurrence of a key wins). */
+static lp_status activity_keys(xlat *c, const lp_trace *t, uint32_t w, uint64_t a, const pkeys *pk, lp_str *kv,
                                uint32_t *nkv, lp_error *err)
 {
     uint32_t k = 0;
@@ -138,13 +143,31 @@ static lp_status activity_keys(xlat *c, const lp_trace *t, uint32_t w, uint64_t 
     for (int l = 0; l < 2 && !st; l++) {
         const uint32_t *p = t->apool + lists[l];
         uint32_t np = lists[l] ? p[0] : 0;
-        for (uint32_t i = 0; i < np && k < MAXKV - 1 && !st; i++, k++)
+        for (uint32_t i = 0; i < np && k < MAXKV - 4 && !st; i++, k++)
             if (!(st = xl(c, p[1 + 2 * i], &kv[2 * k], err)))
                 st = xl(c, p[2 + 2 * i], &kv[2 * k + 1], err);
     }
     if (!st) {
-        kv[2 * k] = wkey;
+        kv[2 * k] = pk->worker;
         st = xl(c, t->wname[w], &kv[2 * k + 1], err);
+        k++;
+    }
+    if (!st && t->aop[a] != LP_STR_NONE) {
+        kv[2 * k] = pk->op;
+        st = xl(c, t->aop[a], &kv[2 * k + 1], err);
+        k++;
+    }
+    if (!st) {
+        kv[2 * k] = pk->type;
+        st = xl(c, t->type_name[t->atype[a]], &kv[2 * k + 1], err);
+        k++;
+    }
+    if (!st) {
+        char num[24];
+        snprintf(num, sizeof num, "%llu", (unsigned long long)a);
+        kv[2 * k] = pk->activity;
+        if (lp_strtab_intern(c->to, num, strlen(num), &kv[2 * k + 1]))
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         k++;
     }
     *nkv = k;
@@ -158,12 +181,15 @@ lp_status lp_g10_exec_from_trace(const lp_g10_model *m, const lp_trace *t, lp_di
     g10_xb b;
     xlat c = {&t->strs, NULL, lp_calloc((size_t)t->strs.n + 1, sizeof *c.map)};
     lp_status st = g10_xb_init(&b, m, ds, err);
-    lp_str wkey = 0, file = 0;
+    lp_str file = 0;
+    pkeys pk = {0, 0, 0, 0};
     if (!st && !c.map)
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     if (!st) {
         c.to = &b.x->strs;
-        if (lp_strtab_intern(c.to, "worker", 6, &wkey) || lp_strtab_intern(c.to, "<trace>", 7, &file))
+        if (lp_strtab_intern(c.to, "worker", 6, &pk.worker) || lp_strtab_intern(c.to, "operator", 8, &pk.op) ||
+            lp_strtab_intern(c.to, "type", 4, &pk.type) || lp_strtab_intern(c.to, "activity", 8, &pk.activity) ||
+            lp_strtab_intern(c.to, "<trace>", 7, &file))
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
     lp_str kv[2 * MAXKV];
@@ -173,7 +199,7 @@ lp_status lp_g10_exec_from_trace(const lp_g10_model *m, const lp_trace *t, lp_di
                 continue;
             uint32_t nkv;
             lp_str name, tyname;
-            if ((st = activity_keys(&c, t, w, a, wkey, kv, &nkv, err)) ||
+            if ((st = activity_keys(&c, t, w, a, &pk, kv, &nkv, err)) ||
                 (st = xl(&c, t->type_name[t->atype[a]], &tyname, err)))
                 break;
             name = tyname;
@@ -192,7 +218,7 @@ lp_status lp_g10_exec_from_trace(const lp_g10_model *m, const lp_trace *t, lp_di
         st = g10_xb_finish(&b, out, err);
     if (!st && b.x == NULL && (*out)->ignored)
         lp_diags_report(ds, LP_SEV_NOTE, LP_RULE_IMPORT, "<trace>", 0,
-                        "%llu activities name no phase type of the model and were left out",
+                        "%llu activities resolve to no phase type of the model (an unknown name, or a key their type needs is missing) and were left out",
                         (unsigned long long)(*out)->ignored);
     lp_free(c.map);
     g10_xb_release(&b);

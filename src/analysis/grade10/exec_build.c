@@ -163,7 +163,7 @@ static lp_status resolve(g10_xb *b, lp_str name, const lp_str *kv, uint32_t nkv,
         if (keys_present(b, b->cand[off + 1 + i], kv, nkv))
             found = b->cand[off + 1 + i], nfound++;
     *type = nfound == 1 ? found : LP_G10_NONE;
-    if (nfound == 1 || (!nc && quiet_unknown))
+    if (nfound == 1 || quiet_unknown)
         return LP_OK;
     const char *fn = lp_strtab_get(&b->x->strs, file), *s = lp_strtab_get(&b->x->strs, name);
     if (!nc)

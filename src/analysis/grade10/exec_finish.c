@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define KEEP 20 /* reports of one kind kept in full, the rest counted */
+#define SPAN_MAX ((int64_t)1 << 62) /* longest phase (146 years): replay sums stay in range */
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
@@ -26,6 +27,14 @@ static void bounds(g10_xb *b, uint8_t *valid, uint8_t *derived, int64_t *cmin, i
         cmin[i] = INT64_MAX, cmax[i] = INT64_MIN;
     for (uint32_t i = b->n; i-- > 0;) {
         int rec = b->has[i] == (XB_START | XB_END);
+        int64_t span;
+        if (rec && b->end[i] >= b->start[i] && (__builtin_sub_overflow(b->end[i], b->start[i], &span) || span > SPAN_MAX)) {
+            lp_diags_report(b->ds, LP_SEV_ERROR, LP_RULE_FIELD, lp_strtab_get(&b->x->strs, b->efile[i]), b->eline[i],
+                            "phase %s lasts longer than 2^62 ns: dropped", g10_xb_name(b, i, name, sizeof name));
+            b->x->dropped++;
+            rec = 0;
+            b->has[i] = 0;
+        }
         const char *sf = lp_strtab_get(&b->x->strs, b->sfile[i]), *ef = lp_strtab_get(&b->x->strs, b->efile[i]);
         int kids = cmin[i] <= cmax[i];
         if (rec && b->end[i] < b->start[i]) {
@@ -244,6 +253,11 @@ lp_status g10_xb_finish(g10_xb *b, lp_g10_exec **out, lp_error *err)
     bounds(b, valid, derived, lo, hi);
     if (!valid[0]) {
         st = lp_error_set(err, LP_ERR_DATA, "no phase instance with a start and an end");
+        goto out;
+    }
+    int64_t span;
+    if (__builtin_sub_overflow(hi[0], lo[0], &span) || span > SPAN_MAX) {
+        st = lp_error_set(err, LP_ERR_DATA, "the phases span more than 2^62 ns (146 years): bad timestamps?");
         goto out;
     }
     uint32_t cnt = 0;

@@ -51,7 +51,8 @@ lp_status g10_xb_init(g10_xb *b, const lp_g10_model *m, lp_diags *ds, lp_error *
 void g10_xb_release(g10_xb *b);
 /* One record: phase `name` (an id of b->x->strs) with instance keys kv[0, 2*nkv)
  * (ids of b->x->strs), bounds t0/t1 for the flags in `what` (XB_START, XB_END or
- * both). quiet_unknown: a name that is no phase type is counted, not an error. */
+ * both). quiet_unknown: a record that resolves to no phase type (unknown name, missing
+ * keys, ambiguous) is counted, not an error. */
 lp_status g10_xb_add(g10_xb *b, lp_str name, const lp_str *kv, uint32_t nkv, int what, int64_t t0, int64_t t1,
                      lp_str file, uint64_t line, int quiet_unknown, lp_error *err);
 /* Is `name` the name (or path) of some phase type? */

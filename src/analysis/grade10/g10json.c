@@ -71,10 +71,10 @@ static void resources(lp_jsonw *j, const lp_g10_attr *a)
             const lp_g10_tl *tl = &a->tl[k];
             if (tl->res != r)
                 continue;
-            int64_t sat = 0, span = tl->nseg ? tl->bound[tl->nseg] - tl->bound[0] : 0;
+            double sat = 0, span = tl->nseg ? (double)tl->bound[tl->nseg] - (double)tl->bound[0] : 0;
             for (uint32_t s = 0; s < tl->nseg; s++)
                 if (tl->u[s] >= m->bottleneck * tl->capacity * (1 - 1e-12))
-                    sat += tl->bound[s + 1] - tl->bound[s];
+                    sat += (double)tl->bound[s + 1] - (double)tl->bound[s];
             lp_jsonw_obj(j);
             lp_jsonw_kstr(j, "host", lp_strtab_get(&a->strs, tl->host));
             lp_jsonw_kdbl(j, "capacity", tl->capacity);
@@ -84,8 +84,8 @@ static void resources(lp_jsonw *j, const lp_g10_attr *a)
             lp_jsonw_kdbl(j, "attributed", tl->attributed);
             lp_jsonw_kdbl(j, "background", tl->background);
             lp_jsonw_kdbl(j, "clipped", tl->clipped);
-            lp_jsonw_kdbl(j, "saturated_s", sec(sat));
-            lp_jsonw_kdbl(j, "saturated_share", span ? (double)sat / (double)span : 0);
+            lp_jsonw_kdbl(j, "saturated_s", sat / 1e9);
+            lp_jsonw_kdbl(j, "saturated_share", span > 0 ? sat / span : 0);
             lp_jsonw_ku64(j, "merged_windows", tl->merged);
             lp_jsonw_ku64(j, "dropped_windows", tl->dropped);
             lp_jsonw_ku64(j, "gaps", tl->gaps);

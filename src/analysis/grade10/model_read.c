@@ -173,11 +173,17 @@ static lp_status st_phase(mread *r, tok *t, int nt, lp_error *err)
     } else if (i < nt && tok_is(&t[i], "once")) {
         i++;
     }
+    uint8_t serial = 0;
+    if (i < nt && tok_is(&t[i], "serial")) {
+        serial = 1;
+        i++;
+    }
     uint32_t self = r->m->ntypes;
     if ((st = add_type(r, name, path, parent, err)))
         return st;
     r->m->type[self].repeat = rep;
     r->m->type[self].key = key;
+    r->m->type[self].serial = serial;
     if (i < nt && tok_is(&t[i], "after")) {
         if (++i == nt)
             bad(r, "phase '%s': after needs sibling names", buf);
@@ -197,7 +203,7 @@ static lp_status st_phase(mread *r, tok *t, int nt, lp_error *err)
             }
         }
     } else if (i < nt) {
-        bad(r, "phase '%s': unexpected '%.*s' (expected once, sequential KEY, concurrent KEY, after NAMES)", buf,
+        bad(r, "phase '%s': unexpected '%.*s' (expected once, sequential KEY, concurrent KEY, serial, after NAMES)", buf,
             (int)t[i].n, t[i].p);
     }
     return LP_OK;

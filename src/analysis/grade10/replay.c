@@ -8,7 +8,8 @@
  * child start; child end -> parent end; start -> end (weighted by the duration for a
  * leaf, 0 for a composite phase); end of an instance of a sequentially repeated type ->
  * start of the next one under the same parent (children are in order of start); end
- * of every instance of A -> join -> start of every instance of B for `B after A`.
+ * of every instance of A -> join -> start of every instance of B for `B after A`; under
+ * a `serial` parent, end of each child -> start of the next one (any type).
  * The topological order is Kahn's; the graph kernels being extracted into src/graph
  * (topological order, longest path) can replace topo() and the relaxation loop.
  */
@@ -42,8 +43,13 @@ static int add(edges *E, uint32_t from, uint32_t to)
 static int sibling_edges(const lp_g10_exec *x, uint32_t p, edges *E, uint32_t *last, uint32_t *stamp, uint32_t *nnodes)
 {
     const lp_g10_model *m = x->m;
+    int serial = m->type[x->type[p]].serial;
+    uint32_t prev = LP_G10_NONE;
     for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c]) {
         uint32_t t = x->type[c];
+        if (serial && prev != LP_G10_NONE && add(E, 2 * prev + 1, 2 * c))
+            return -1;
+        prev = c;
         if (m->type[t].repeat == LP_G10_SEQUENTIAL && stamp[t] == p + 1 && add(E, 2 * last[t] + 1, 2 * c))
             return -1;
         stamp[t] = p + 1;
@@ -157,8 +163,8 @@ int64_t lp_g10_replay_run(lp_g10_replay *rp, const int64_t *dur, int64_t *start,
     for (uint32_t k = 0; k < rp->nnodes; k++) {
         uint32_t v = rp->topo[k];
         int64_t out = t[v];
-        if (v < 2 * x->n && !(v & 1) && x->size[v >> 1] == 1)
-            out += dur[v >> 1];
+        if (v < 2 * x->n && !(v & 1) && x->size[v >> 1] == 1 && __builtin_add_overflow(out, dur[v >> 1], &out))
+            out = INT64_MAX; /* saturate: never reached for execs within 2^62 ns and sane durations */
         for (uint32_t e = rp->first[v]; e < rp->first[v + 1]; e++)
             if (out > t[rp->succ[e]])
                 t[rp->succ[e]] = out;

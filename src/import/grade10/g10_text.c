@@ -57,8 +57,8 @@ static lp_status refill(g10_lines *L, lp_error *err)
 lp_status g10_lines_next(g10_lines *L, const char **p, size_t *n, lp_error *err)
 {
     for (;;) {
-        char *s = L->buf + L->pos;
         size_t avail = L->len - L->pos;
+        char *s = avail ? L->buf + L->pos : NULL;
         char *nl = avail ? memchr(s, '\n', avail) : NULL;
         if (nl || (L->eof && avail)) {
             size_t k = nl ? (size_t)(nl - s) : avail;

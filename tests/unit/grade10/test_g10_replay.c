@@ -79,15 +79,18 @@ static int64_t naive_replay(const lp_g10_exec *x, const int64_t *dur, int64_t *s
             int64_t s = i ? st[x->parent[i]] : x->start[0];
             if (i) {
                 uint32_t p = x->parent[i];
-                int64_t prev_seq = INT64_MIN;
+                int64_t prev_seq = INT64_MIN, prev_any = INT64_MIN;
                 for (uint32_t j = p + 1; j < i; j++) { /* earlier siblings (children are in start order) */
                     if (x->parent[j] != p)
                         continue;
                     if (x->type[j] == x->type[i] && m->type[x->type[i]].repeat == LP_G10_SEQUENTIAL)
                         prev_seq = en[j];
+                    prev_any = en[j];
                 }
                 if (prev_seq > s)
                     s = prev_seq;
+                if (m->type[x->type[p]].serial && prev_any > s)
+                    s = prev_any;
                 for (uint32_t j = p + 1; j < p + x->size[p]; j++) {
                     if (x->parent[j] != p)
                         continue;
@@ -112,7 +115,8 @@ static int64_t naive_replay(const lp_g10_exec *x, const int64_t *dur, int64_t *s
 static const char *rmodel = "grade10-model 1\n"
                             "phase /Init\n"
                             "phase /Stage sequential stage after Init\n"
-                            "phase /Stage/Task concurrent task\n"
+                            "phase /Stage/Task concurrent task serial\n"
+                            "phase /Stage/Task/Prep\n"
                             "phase /Stage/Task/Step sequential step\n"
                             "phase /Stage/Shuffle after Task\n"
                             "phase /Stage/Merge after Shuffle,Task\n"
@@ -135,6 +139,11 @@ static void random_ops(uint64_t *seed, sbuf *b)
     for (int s = 0; s < stages; s++) {
         int tasks = (int)(t_splitmix(seed) % 4);
         for (int k = 0; k < tasks; k++) {
+            if (t_splitmix(seed) % 2) {
+                snprintf(keys, sizeof keys, ", stage=%d, task=%d", s, k);
+                int64_t st = t + (int64_t)(t_splitmix(seed) % 1000);
+                EV("Prep", keys, st, st + (int64_t)(t_splitmix(seed) % 300));
+            }
             int steps = 1 + (int)(t_splitmix(seed) % 3);
             for (int q = 0; q < steps; q++) {
                 snprintf(keys, sizeof keys, ", stage=%d, task=%d, step=%d", s, k, q);

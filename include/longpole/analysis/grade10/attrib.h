@@ -14,7 +14,8 @@
  * Two ways to cut time into segments: LP_G10_SLICES (the paper: fixed slices, 10 ms by
  * default; phase, blocking and window bounds rounded to the nearest slice boundary; a
  * phase shorter than that is widened to the one slice holding its midpoint, and
- * counted), and LP_G10_EVENTS (segments between the instants where demand or the
+ * counted; the parts of the first and last windows outside the run, where there is no
+ * demand, are one segment each instead of many empty slices), and LP_G10_EVENTS (segments between the instants where demand or the
  * window changes: no rounding, and fewer segments when phases are long).
  *
  * Invariants (tests/unit/grade10): per window, sum_t l_t u_t = C - clipped to 1e-9
@@ -56,6 +57,9 @@ typedef struct lp_g10_tl {
     double capacity;
     uint32_t nseg;
     int64_t *bound;          /* [nseg + 1] segment boundaries (ns) */
+    uint32_t lead;           /* slice mode: segments before the grid (0 or 1: the part of the first window
+                                before the run, one segment, no demand) */
+    int64_t grid0;           /* slice mode: bound[lead], where the slices over the run begin */
     double *E, *V, *u, *x;   /* per segment: exact and variable demand, usage, its exact part (capacity units) */
     uint32_t nwin;           /* monitoring windows used */
     double consumed;         /* sum of the windows' C (capacity units x seconds) */

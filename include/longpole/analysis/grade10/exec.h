@@ -3,7 +3,9 @@
  * start and end, its instance key and its host. Built from Grade10 OperationLog events
  * (import/grade10.h) or from any trace longpole reads (an activity is a phase instance:
  * its operator, or its type, names the phase type; its attributes, its worker's
- * attributes and `worker=<name>` are its instance keys).
+ * attributes and the pseudo-keys `worker=<name>`, `operator=<op>`, `type=<type>` and
+ * `activity=<index>` are its instance keys; an activity whose name is no phase type, or
+ * that lacks a key its type needs, is left out and counted).
  *
  * Resolution, as Grade10 does it: `phase=NAME` names the one type called NAME whose
  * repetition keys (its own and its ancestors') all appear among the record's keys (or

@@ -10,7 +10,8 @@
  * The replay: every instance i is two events, its start and its end; a leaf's end is
  * its start plus its duration; an instance starts when its parent has started, when
  * the previous instance of its sequentially repeated type (same parent) has ended, and
- * when every instance of each sibling type it runs `after` has ended; a composite
+ * when every instance of each sibling type it runs `after` has ended, and, under a
+ * `serial` parent, when the previous child (in recorded order) has ended; a composite
  * phase ends when its last child ends; the root starts at its recorded start. That is
  * a longest path in a DAG (CSR + topological order, one relaxation pass per replay:
  * written so the shared kernels of src/graph can replace it). With the recorded

@@ -43,6 +43,7 @@ typedef struct lp_g10_ptype {
     uint32_t parent;     /* LP_G10_NONE for the root */
     uint8_t repeat;      /* lp_g10_repeat */
     lp_str key;          /* the repetition key (LP_STR_NONE when once) */
+    uint8_t serial;      /* its children run one at a time, in recorded order (a thread's timeline) */
     uint32_t depth;      /* root 0 */
     uint32_t first_child, next_sibling; /* declaration order; LP_G10_NONE at the end */
     uint64_t line;
