@@ -81,6 +81,12 @@ lp_str lp_g10_tag(const lp_g10_data *d, uint32_t tags, lp_str key);
 /* Append a tag list (npairs key/value pairs) to the pool; *off = its offset (0 if npairs == 0). */
 lp_status lp_g10_data_tags(lp_g10_data *d, const lp_str *kv, uint32_t npairs, uint32_t *off, lp_error *err);
 
+/* Append one monitoring sample to the series of (host, metric) (made on first use), for
+ * samples that come from elsewhere than a CSV file (line: 0 or the caller's record
+ * number). LP_ERR_DATA (nothing added) if t is not after the series' last sample. */
+lp_status lp_g10_data_sample(lp_g10_data *d, const char *host, const char *metric, int64_t t, double v, uint64_t line,
+                             lp_error *err);
+
 /* Times: a unit in nanoseconds for bare integers (1 = ns, 1000000 = ms), or 0 to decide:
  * OperationLog times are epoch milliseconds from 10^11 to 10^14 (Giraph's logs) and
  * epoch nanoseconds from 10^17 on (PowerGraph's); anything else, or a file that mixes the

@@ -36,6 +36,9 @@ void lp_g10_attr_free(lp_g10_attr *a)
     lp_free(a->pblk_first);
     lp_free(a->pblk);
     lp_free(a->active_ns);
+    lp_free(a->pfirst);
+    lp_free(a->ps);
+    lp_free(a->pe);
     lp_free(a->tstat);
     lp_strtab_release(&a->strs);
     lp_free(a);
@@ -48,17 +51,43 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
     const lp_g10_model *m = a->m;
     g10_pieces pc = {0};
     lp_status st = LP_OK;
-    if (!(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)))
+    size_t cap = 0, np = 0;
+    if (!(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)) ||
+        !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst)))
         return nomem(err);
     for (uint32_t p = 0; p < x->n && !st; p++) {
+        a->pfirst[p] = (uint32_t)np;
         if (!lp_g10_is_leaf(x, p))
             continue;
         int wid;
         if ((st = g10_pieces_of(a, p, &pc, &wid, err)))
             break;
         a->widened += wid;
-        for (size_t k = 0; k < pc.n; k++)
+        if (np + pc.n > UINT32_MAX - 1) {
+            st = lp_error_set(err, LP_ERR_LIMIT, "more than 2^32 active pieces");
+            break;
+        }
+        if (np + pc.n > cap) {
+            size_t c = cap ? 2 * cap : 1024;
+            while (c < np + pc.n)
+                c *= 2;
+            int64_t *ns = lp_reallocarray(a->ps, c, sizeof *ns), *ne;
+            if (!ns) {
+                st = nomem(err);
+                break;
+            }
+            a->ps = ns;
+            if (!(ne = lp_reallocarray(a->pe, c, sizeof *ne))) {
+                st = nomem(err);
+                break;
+            }
+            a->pe = ne;
+            cap = c;
+        }
+        for (size_t k = 0; k < pc.n; k++) {
+            a->ps[np] = pc.s[k], a->pe[np++] = pc.e[k];
             a->active_ns[p] += pc.e[k] - pc.s[k];
+        }
         for (uint32_t r = 0; r < m->nres && !st; r++) {
             if (m->res[r].kind != LP_G10_BLOCKING || m->rkind[(size_t)x->type[p] * m->nres + r] != LP_G10_RULE_FULL)
                 continue;
@@ -72,6 +101,13 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
             ts->active_ns += a->active_ns[p];
             ts->bn_ns += b;
         }
+    }
+    a->pfirst[x->n] = (uint32_t)np;
+    if (!st && !a->ps) { /* no pieces at all: keep the pointers valid */
+        a->ps = lp_malloc(sizeof *a->ps);
+        a->pe = lp_malloc(sizeof *a->pe);
+        if (!a->ps || !a->pe)
+            st = nomem(err);
     }
     g10_pieces_release(&pc);
     if (!st && a->widened)
@@ -192,11 +228,18 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
     const lp_g10_exec *x = a->x;
     lp_hmap missing = {0};
     lp_status st = LP_OK;
+    lp_str *hid = lp_malloc((x->nhosts + 1) * sizeof *hid); /* exec host -> timeline host */
+    if (!hid)
+        return nomem(err);
+    for (uint32_t h = 0; h < x->nhosts; h++) {
+        const char *hn = lp_g10_exec_str(x, x->hosts[h]);
+        hid[h] = lp_strtab_find(&a->strs, hn, strlen(hn));
+    }
     for (uint32_t p = 0; p < x->n && !st; p++) {
         if (!lp_g10_is_leaf(x, p))
             continue;
         const char *host = x->host[p] == LP_G10_NONE ? NULL : lp_g10_exec_str(x, x->hosts[x->host[p]]);
-        lp_str h = host ? lp_strtab_find(&a->strs, host, strlen(host)) : LP_STR_NONE;
+        lp_str h = host ? hid[x->host[p]] : LP_STR_NONE;
         for (uint32_t r = 0; r < m->nres && !st; r++) {
             uint8_t kind = m->rkind[(size_t)x->type[p] * m->nres + r];
             if (m->res[r].kind != LP_G10_CONSUMABLE || kind == LP_G10_RULE_NONE)
@@ -231,6 +274,7 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
         }
     }
     lp_hmap_release(&missing);
+    lp_free(hid);
     if (!st && a->no_host)
         lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
                         "%llu (phase, resource) pairs have no host and the resource is monitored on several hosts: "
@@ -254,9 +298,12 @@ static void tl_run(void *ctx, unsigned tid, unsigned n)
 {
     tljob *j = ctx;
     uint32_t nt = j->a->m->ntypes;
+    g10_scratch sc;
+    memset(&sc, 0, sizeof sc);
     for (uint32_t k = tid; k < j->a->ntl; k += n)
         j->st[k] = g10_tl_build(j->a, k, j->pl->series[k], j->d, &j->pl->ph[k], &j->tds[k], j->ts + (size_t)k * nt,
-                                &j->errs[k]);
+                                &sc, &j->errs[k]);
+    g10_scratch_release(&sc);
 }
 
 static void replay_diags(lp_diags *to, const lp_diags *from)

@@ -86,6 +86,7 @@ static int cmp_i64pair(const void *p, const void *q)
 /* Sort and merge one instance's intervals. */
 static lp_status merge_intervals(lp_g10_blk *b, lp_error *err)
 {
+    /* (empty intervals, from rounding, are dropped) */
     int64_t *pairs = lp_malloc(2 * b->n * sizeof *pairs + 1);
     if (!pairs)
         return nomem(err);
@@ -94,6 +95,8 @@ static lp_status merge_intervals(lp_g10_blk *b, lp_error *err)
     qsort(pairs, b->n, 2 * sizeof *pairs, cmp_i64pair);
     size_t k = 0;
     for (size_t i = 0; i < b->n; i++) {
+        if (pairs[2 * i] >= pairs[2 * i + 1])
+            continue;
         if (k && pairs[2 * i] <= b->e[k - 1]) {
             if (pairs[2 * i + 1] > b->e[k - 1])
                 b->e[k - 1] = pairs[2 * i + 1];
@@ -219,8 +222,13 @@ lp_status g10_blocking_build(lp_g10_attr *a, const lp_g10_data *d, lp_diags *ds,
         st = add_block(a, &idx, &capblk, d, in, res, err);
     }
     lp_hmap_release(&idx);
-    for (uint32_t g = 0; g < a->nblk && !st; g++)
-        st = merge_intervals(&a->blk[g], err);
+    for (uint32_t g = 0; g < a->nblk && !st; g++) {
+        lp_g10_blk *b = &a->blk[g];
+        if (a->mode == LP_G10_SLICES) /* only rounded bounds are ever used: round once */
+            for (size_t i = 0; i < b->n; i++)
+                b->s[i] = g10_round(a, b->s[i]), b->e[i] = g10_round(a, b->e[i]);
+        st = merge_intervals(b, err);
+    }
     if (!st)
         st = leaf_blocks(a, err);
     return st;
@@ -259,16 +267,16 @@ static lp_status blocked_pieces(const lp_g10_attr *a, uint32_t p, uint32_t r, in
         const lp_g10_blk *b = &a->blk[a->pblk[k]];
         if (r != LP_G10_NONE && b->res != r)
             continue;
-        size_t l = 0, h = b->n; /* first interval ending after S */
+        size_t l = 0, h = b->n; /* first interval ending after S (bounds rounded at build time) */
         while (l < h) {
             size_t mid = l + (h - l) / 2;
-            if (g10_round(a, b->e[mid]) <= S)
+            if (b->e[mid] <= S)
                 l = mid + 1;
             else
                 h = mid;
         }
-        for (size_t i = l; i < b->n && g10_round(a, b->s[i]) < E && !st; i++) {
-            int64_t bs = g10_round(a, b->s[i]), be = g10_round(a, b->e[i]);
+        for (size_t i = l; i < b->n && b->s[i] < E && !st; i++) {
+            int64_t bs = b->s[i], be = b->e[i];
             if (bs < S)
                 bs = S;
             if (be > E)

@@ -50,15 +50,10 @@ size_t lp_g10_active(const lp_g10_attr *a, uint32_t phase, int64_t *s, int64_t *
 {
     if (phase >= a->x->n || !lp_g10_is_leaf(a->x, phase))
         return 0;
-    g10_pieces pc = {0};
-    int wid;
-    size_t n = 0;
-    if (g10_pieces_of(a, phase, &pc, &wid, NULL) == LP_OK) {
-        n = pc.n;
-        for (size_t k = 0; k < pc.n && k < cap; k++)
-            s[k] = pc.s[k], e[k] = pc.e[k];
-    }
-    g10_pieces_release(&pc);
+    const int64_t *ps, *pe;
+    size_t n = g10_leaf_pieces(a, phase, &ps, &pe);
+    for (size_t k = 0; k < n && k < cap; k++)
+        s[k] = ps[k], e[k] = pe[k];
     return n;
 }
 
@@ -85,12 +80,10 @@ size_t lp_g10_phase_usage(const lp_g10_attr *a, uint32_t k, uint32_t phase, int6
     double val = lp_g10_rule_of(a->m, a->x->type[phase], tl->res, tl->capacity, &kind);
     if (kind != LP_G10_RULE_EXACT && kind != LP_G10_RULE_VARIABLE)
         return 0;
-    g10_pieces pc = {0};
-    int wid;
-    size_t n = 0;
-    if (g10_pieces_of(a, phase, &pc, &wid, NULL) == LP_OK)
-        for (size_t q = 0; q < pc.n; q++)
-            for (uint32_t s = seg_after(tl, pc.s[q]); s < tl->nseg && tl->bound[s] < pc.e[q]; s++) {
+    const int64_t *ps, *pe;
+    size_t np = g10_leaf_pieces(a, phase, &ps, &pe), n = 0;
+    for (size_t q = 0; q < np; q++)
+            for (uint32_t s = seg_after(tl, ps[q]); s < tl->nseg && tl->bound[s] < pe[q]; s++) {
                 double r = 0;
                 if (kind == LP_G10_RULE_EXACT && tl->E[s] > 0)
                     r = val * tl->x[s] / tl->E[s];
@@ -100,6 +93,5 @@ size_t lp_g10_phase_usage(const lp_g10_attr *a, uint32_t k, uint32_t phase, int6
                     t[n] = tl->bound[s], rate[n] = r;
                 n++;
             }
-    g10_pieces_release(&pc);
     return n;
 }

@@ -9,9 +9,9 @@
  *  2. segments: slices of the fixed grid over the windows (slice mode), or the sorted
  *     distinct instants where a window, a phase or a blocked interval begins or ends
  *     (event mode);
- *  3. demand: E_t and V_t as sums over groups of phases with the same rule and value of
- *     value x (number of active phases), counted with integer difference arrays so a
- *     segment with no active phase has exactly zero demand;
+ *  3. demand: E_t and V_t as sums over phase types of the rule's value x (number of
+ *     active phases of the type), counted with integer difference arrays so a segment
+ *     with no active phase has exactly zero demand;
  *  4. each window upsampled (upsample.c); windows that round to no slice pass their
  *     consumption to the next one;
  *  5. per phase, through prefix sums over the segments: the attributed usage (exact:
@@ -28,13 +28,36 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
+void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes)
+{
+    if (bytes < 16)
+        bytes = 16;
+    if (sc->cap[slot] >= bytes)
+        return sc->buf[slot];
+    size_t c = sc->cap[slot] ? sc->cap[slot] : 4096;
+    while (c < bytes)
+        c *= 2;
+    lp_free(sc->buf[slot]);
+    sc->buf[slot] = slot == SC_CNT || slot == SC_FIRST ? lp_calloc(1, c) : lp_malloc(c);
+    sc->cap[slot] = sc->buf[slot] ? c : 0;
+    return sc->buf[slot];
+}
+
+void g10_scratch_release(g10_scratch *sc)
+{
+    for (int i = 0; i < SC_N; i++)
+        lp_free(sc->buf[i]);
+    memset(sc, 0, sizeof *sc);
+}
+
 typedef struct win {
     int64_t w0, w1;
     double C;
     uint32_t s0, s1; /* segments [s0, s1) */
 } win;
 
-typedef struct tlw { /* scratch of one timeline */
+typedef struct tlw { /* scratch of one timeline (buffers of sc) */
+    g10_scratch *sc;
     win *w;
     size_t nw;
     uint32_t *poff;     /* [nphases + 1] pieces of each phase */
@@ -57,17 +80,14 @@ static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, 
     int64_t run0 = a->x->start[0], run1 = a->x->end[0];
     if (s->n < 2)
         return LP_OK;
-    int64_t *iv = lp_malloc((s->n - 1) * sizeof *iv);
-    if (!iv || !(w->w = lp_malloc((s->n - 1) * sizeof *w->w))) {
-        lp_free(iv);
+    int64_t *iv = g10_scratch_get(w->sc, SC_IV, (s->n - 1) * sizeof *iv);
+    if (!iv || !(w->w = g10_scratch_get(w->sc, SC_WIN, (s->n - 1) * sizeof *w->w)))
         return nomem(err);
-    }
     for (size_t i = 1; i < s->n; i++)
         if (__builtin_sub_overflow(s->time[i], s->time[i - 1], &iv[i - 1]))
             iv[i - 1] = INT64_MAX;
     qsort(iv, s->n - 1, sizeof *iv, cmp_i64);
     double med = (double)iv[(s->n - 1) / 2];
-    lp_free(iv);
     const char *fn = lp_strtab_get(&d->strs, s->file);
     for (size_t i = 1; i < s->n; i++) {
         int64_t t0 = s->time[i - 1], t1 = s->time[i];
@@ -94,47 +114,29 @@ static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, 
     return LP_OK;
 }
 
-/* Every phase's active pieces, clipped to [lo, hi). */
+/* Every phase's active pieces (computed once by the attribution), clipped to [lo, hi). */
 static lp_status pieces(lp_g10_attr *a, const g10_tlphases *ph, int64_t lo, int64_t hi, tlw *w, lp_error *err)
 {
-    g10_pieces pc = {0};
-    size_t cap = 0;
-    lp_status st = LP_OK;
-    if (!(w->poff = lp_malloc((ph->n + 1) * sizeof *w->poff)))
+    size_t total = 0;
+    for (size_t i = 0; i < ph->n; i++)
+        total += a->pfirst[ph->phase[i] + 1] - a->pfirst[ph->phase[i]];
+    w->poff = g10_scratch_get(w->sc, SC_POFF, (ph->n + 1) * sizeof *w->poff);
+    w->ps = g10_scratch_get(w->sc, SC_PS, total * sizeof *w->ps);
+    w->pe = g10_scratch_get(w->sc, SC_PE, total * sizeof *w->pe);
+    if (!w->poff || !w->ps || !w->pe)
         return nomem(err);
-    for (size_t i = 0; i < ph->n && !st; i++) {
+    for (size_t i = 0; i < ph->n; i++) {
         w->poff[i] = (uint32_t)w->npieces;
-        int wid;
-        if ((st = g10_pieces_of(a, ph->phase[i], &pc, &wid, err)))
-            break;
-        for (size_t k = 0; k < pc.n; k++) {
-            int64_t s = pc.s[k] < lo ? lo : pc.s[k], e = pc.e[k] > hi ? hi : pc.e[k];
-            if (s >= e)
-                continue;
-            if (w->npieces == cap) {
-                size_t nc = cap ? 2 * cap : 1024;
-                int64_t *ns = lp_reallocarray(w->ps, nc, sizeof *ns), *ne;
-                if (!ns) {
-                    st = nomem(err);
-                    break;
-                }
-                w->ps = ns;
-                if (!(ne = lp_reallocarray(w->pe, nc, sizeof *ne))) {
-                    st = nomem(err);
-                    break;
-                }
-                w->pe = ne;
-                cap = nc;
-            }
-            w->ps[w->npieces] = s;
-            w->pe[w->npieces] = e;
-            w->npieces++;
+        const int64_t *ps, *pe;
+        size_t n = g10_leaf_pieces(a, ph->phase[i], &ps, &pe);
+        for (size_t k = 0; k < n; k++) {
+            int64_t s = ps[k] < lo ? lo : ps[k], e = pe[k] > hi ? hi : pe[k];
+            if (s < e)
+                w->ps[w->npieces] = s, w->pe[w->npieces++] = e;
         }
     }
-    if (!st)
-        w->poff[ph->n] = (uint32_t)w->npieces;
-    g10_pieces_release(&pc);
-    return st;
+    w->poff[ph->n] = (uint32_t)w->npieces;
+    return LP_OK;
 }
 
 /* The segment that starts at boundary t (t = bound[nseg] gives nseg). */
@@ -217,41 +219,33 @@ static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
     return LP_OK;
 }
 
-typedef struct grp {
-    double val;
-    uint32_t i;
-    uint8_t kind;
-} grp;
-
-static int cmp_group(const void *p, const void *q)
-{
-    const grp *x = p, *y = q;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    if (x->val != y->val)
-        return x->val < y->val ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
-/* E and V: per group of equal (rule, value), value x the count of active phases. */
+/* E and V: per phase type (all its phases on one timeline have the same rule and
+ * value), value x the count of its active phases, counted exactly in integers. */
 static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, const tlw *w, lp_error *err)
 {
-    uint32_t n = tl->nseg;
-    grp *order = lp_malloc(ph->n * sizeof *order + 1);
-    int32_t *cnt = lp_calloc((size_t)n + 1, sizeof *cnt);
-    if (!order || !cnt) {
-        lp_free(order), lp_free(cnt);
+    uint32_t n = tl->nseg, nt = a->m->ntypes;
+    uint32_t *first = g10_scratch_get(w->sc, SC_FIRST, ((size_t)nt + 1) * sizeof *first);
+    uint32_t *order = g10_scratch_get(w->sc, SC_ORDER, ph->n * sizeof *order);
+    int32_t *cnt = g10_scratch_get(w->sc, SC_CNT, ((size_t)n + 1) * sizeof *cnt);
+    if (!first || !order || !cnt)
         return nomem(err);
-    }
+    const uint32_t *type = a->x->type;
+    for (size_t i = 0; i < ph->n; i++) /* counting sort by type */
+        first[type[ph->phase[i]] + 1]++;
+    for (uint32_t t = 0; t < nt; t++)
+        first[t + 1] += first[t];
     for (size_t i = 0; i < ph->n; i++)
-        order[i] = (grp){ph->val[i], (uint32_t)i, ph->kind[i]};
-    qsort(order, ph->n, sizeof *order, cmp_group);
-    for (size_t g = 0; g < ph->n;) {
-        size_t h = g;
-        uint8_t kind = order[g].kind;
-        double val = order[g].val;
-        for (; h < ph->n && order[h].kind == kind && order[h].val == val; h++) {
-            uint32_t i = order[h].i;
+        order[first[type[ph->phase[i]]]++] = (uint32_t)i;
+    for (uint32_t t = nt; t-- > 0;) /* back to bucket starts */
+        first[t + 1] = first[t];
+    first[0] = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        if (first[t] == first[t + 1])
+            continue;
+        uint8_t kind = ph->kind[order[first[t]]];
+        double val = ph->val[order[first[t]]];
+        for (uint32_t h = first[t]; h < first[t + 1]; h++) {
+            uint32_t i = order[h];
             for (uint32_t k = w->poff[i]; k < w->poff[i + 1]; k++) {
                 cnt[seg_at(a, tl, w->ps[k])]++;
                 cnt[seg_at(a, tl, w->pe[k])]--;
@@ -266,10 +260,8 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
                 D[s] += val * c;
         }
         cnt[n] = 0;
-        g = h;
     }
-    lp_free(order);
-    lp_free(cnt);
+    memset(first, 0, ((size_t)nt + 1) * sizeof *first); /* left zero for the next user */
     return LP_OK;
 }
 
@@ -277,11 +269,9 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
 static lp_status upsample(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
 {
     uint32_t n = tl->nseg;
-    uint32_t *scr = lp_malloc((size_t)n * sizeof *scr + 1);
-    if (!scr || !(w->len = lp_malloc((size_t)n * sizeof *w->len + 1))) {
-        lp_free(scr);
+    uint32_t *scr = g10_scratch_get(w->sc, SC_SCR, (size_t)n * sizeof *scr);
+    if (!scr || !(w->len = g10_scratch_get(w->sc, SC_LEN, (size_t)n * sizeof *w->len)))
         return nomem(err);
-    }
     for (uint32_t s = 0; s < n; s++)
         w->len[s] = ((double)tl->bound[s + 1] - (double)tl->bound[s]) / 1e9;
     double carry = 0;
@@ -315,7 +305,6 @@ static lp_status upsample(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
                                        wi->C, tl->u + wi->s0, tl->x + wi->s0, scr);
         tl->nwin++;
     }
-    lp_free(scr);
     return LP_OK;
 }
 
@@ -324,13 +313,12 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
                         lp_g10_tstat *ts, lp_error *err)
 {
     uint32_t n = tl->nseg;
-    double *PX = lp_malloc(((size_t)n + 1) * sizeof *PX), *PY = lp_malloc(((size_t)n + 1) * sizeof *PY);
-    int64_t *PG = lp_malloc(((size_t)n + 1) * sizeof *PG), *PL = lp_malloc(((size_t)n + 1) * sizeof *PL);
-    int64_t *PU = lp_malloc(((size_t)n + 1) * sizeof *PU);
-    if (!PX || !PY || !PG || !PL || !PU) {
-        lp_free(PX), lp_free(PY), lp_free(PG), lp_free(PL), lp_free(PU);
+    size_t nb = ((size_t)n + 1) * 8;
+    double *PX = g10_scratch_get(w->sc, SC_PX, nb), *PY = g10_scratch_get(w->sc, SC_PY, nb);
+    int64_t *PG = g10_scratch_get(w->sc, SC_PG, nb), *PL = g10_scratch_get(w->sc, SC_PL, nb);
+    int64_t *PU = g10_scratch_get(w->sc, SC_PU, nb);
+    if (!PX || !PY || !PG || !PL || !PU)
         return nomem(err);
-    }
     double th = a->m->bottleneck * (1 - 1e-12), K = tl->capacity;
     PX[0] = PY[0] = 0;
     PG[0] = PL[0] = PU[0] = 0;
@@ -382,15 +370,15 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
     }
     tl->attributed = total;
     tl->background = bg;
-    lp_free(PX), lp_free(PY), lp_free(PG), lp_free(PL), lp_free(PU);
     return LP_OK;
 }
 
 lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_data *d,
-                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, lp_error *err)
+                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc, lp_error *err)
 {
     lp_g10_tl *tl = &a->tl[k];
     tlw w = {0};
+    w.sc = sc;
     tl->nphases = (uint32_t)ph->n;
     lp_status st = windows(a, tl, s, d, ds, &w, err);
     if (!st && w.nw) {
@@ -419,10 +407,5 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
             ts[a->x->type[p]].active_ns += a->active_ns[p];
         }
     }
-    lp_free(w.w);
-    lp_free(w.poff);
-    lp_free(w.ps);
-    lp_free(w.pe);
-    lp_free(w.len);
     return st;
 }

@@ -40,25 +40,24 @@ static size_t fit_windows(const lp_g10_attr *a, const lp_g10_res *res, const lp_
     return n;
 }
 
-/* Add one leaf's activity to the rows of the windows it overlaps. */
-static lp_status add_phase(const lp_g10_attr *a, uint32_t p, const fwin *w, size_t nw, double *rows, size_t K,
-                           size_t col, double f, double *exact, g10_pieces *pc, lp_error *err)
+/* Add one leaf's activity to the rows of the windows it overlaps (or, with `exact`,
+ * its Exact demand to the windows' exact demand). */
+static void add_phase(const lp_g10_attr *a, uint32_t p, const fwin *w, size_t nw, double *rows, size_t K, size_t col,
+                      double f, double *exact)
 {
-    int wid;
-    lp_status st = g10_pieces_of(a, p, pc, &wid, err);
-    if (st)
-        return st;
-    for (size_t q = 0; q < pc->n; q++) {
+    const int64_t *ps, *pe;
+    size_t npc = g10_leaf_pieces(a, p, &ps, &pe);
+    for (size_t q = 0; q < npc; q++) {
         size_t l = 0, h = nw; /* first window ending after the piece starts */
         while (l < h) {
             size_t mid = l + (h - l) / 2;
-            if (w[mid].w1 <= pc->s[q])
+            if (w[mid].w1 <= ps[q])
                 l = mid + 1;
             else
                 h = mid;
         }
-        for (size_t i = l; i < nw && w[i].w0 < pc->e[q]; i++) {
-            int64_t lo = pc->s[q] > w[i].w0 ? pc->s[q] : w[i].w0, hi = pc->e[q] < w[i].w1 ? pc->e[q] : w[i].w1;
+        for (size_t i = l; i < nw && w[i].w0 < pe[q]; i++) {
+            int64_t lo = ps[q] > w[i].w0 ? ps[q] : w[i].w0, hi = pe[q] < w[i].w1 ? pe[q] : w[i].w1;
             if (hi <= lo)
                 continue;
             double share = f * (double)(hi - lo) / (double)(w[i].w1 - w[i].w0);
@@ -68,7 +67,6 @@ static lp_status add_phase(const lp_g10_attr *a, uint32_t p, const fwin *w, size
                 rows[i * K + col] += share;
         }
     }
-    return LP_OK;
 }
 
 /* The rows of one timeline folded into G, h, yy. */
@@ -82,7 +80,6 @@ static lp_status fit_timeline(const lp_g10_attr *a, const lp_g10_data *d, uint32
         return LP_OK;
     fwin *w = lp_malloc((s->n - 1) * sizeof *w);
     double *rows = lp_calloc((s->n - 1) * K + 1, sizeof *rows), *exact = lp_calloc(s->n, sizeof *exact);
-    g10_pieces pc = {0};
     lp_status st = LP_OK;
     if (!w || !rows || !exact) {
         st = nomem(err);
@@ -97,11 +94,11 @@ static lp_status fit_timeline(const lp_g10_attr *a, const lp_g10_data *d, uint32
         double val = lp_g10_rule_of(a->m, a->x->type[u->phase], tl->res, tl->capacity, &kind);
         uint32_t c = col[a->x->type[u->phase]];
         if (c != LP_G10_NONE)
-            st = add_phase(a, u->phase, w, nw, rows, K, c, 1.0, NULL, &pc, err);
+            add_phase(a, u->phase, w, nw, rows, K, c, 1.0, NULL);
         else if (kind == LP_G10_RULE_VARIABLE)
-            st = add_phase(a, u->phase, w, nw, rows, K, K - 1, val, NULL, &pc, err);
+            add_phase(a, u->phase, w, nw, rows, K, K - 1, val, NULL);
         else if (kind == LP_G10_RULE_EXACT)
-            st = add_phase(a, u->phase, w, nw, rows, K, 0, val, exact, &pc, err);
+            add_phase(a, u->phase, w, nw, rows, K, 0, val, exact);
     }
     for (size_t i = 0; i < nw && !st; i++) {
         double y = w[i].C / ((double)(w[i].w1 - w[i].w0) / 1e9) - exact[i];
@@ -117,7 +114,6 @@ static lp_status fit_timeline(const lp_g10_attr *a, const lp_g10_data *d, uint32
     }
     *nw_total += nw;
 out:
-    g10_pieces_release(&pc);
     lp_free(w), lp_free(rows), lp_free(exact);
     return st;
 }

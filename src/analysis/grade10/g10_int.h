@@ -88,8 +88,36 @@ lp_status g10_blocked_ns(const lp_g10_attr *a, uint32_t p, uint32_t r, g10_piece
  * round to nothing, in slice mode) minus the intervals of the blocking instances that
  * stop it; *widened set when widening happened. */
 lp_status g10_pieces_of(const lp_g10_attr *a, uint32_t p, g10_pieces *pc, int *widened, lp_error *err);
+/* The active pieces of leaf p as computed once by the attribution (a->pfirst/ps/pe). */
+static inline size_t g10_leaf_pieces(const lp_g10_attr *a, uint32_t p, const int64_t **s, const int64_t **e)
+{
+    *s = a->ps + a->pfirst[p];
+    *e = a->pe + a->pfirst[p];
+    return a->pfirst[p + 1] - a->pfirst[p];
+}
 /* Blocking instances from the inputs, and for every leaf the ones that stop it. */
 lp_status g10_blocking_build(lp_g10_attr *a, const lp_g10_data *d, lp_diags *ds, lp_error *err);
+
+/* The segment of timeline tl holding instant t (bound[0] <= t < bound[nseg]): O(1) on
+ * the slice grid, a binary search in event mode. */
+static inline uint32_t g10_seg_of(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
+{
+    if (a->mode == LP_G10_SLICES) {
+        if (t < tl->grid0)
+            return 0;
+        uint64_t k = tl->lead + ((uint64_t)t - (uint64_t)tl->grid0) / (uint64_t)a->slice_ns;
+        return k < tl->nseg ? (uint32_t)k : tl->nseg - 1;
+    }
+    size_t l = 0, h = tl->nseg;
+    while (l < h) {
+        size_t m = l + (h - l) / 2;
+        if (tl->bound[m + 1] <= t)
+            l = m + 1;
+        else
+            h = m;
+    }
+    return (uint32_t)l;
+}
 
 /* The leaf phases whose demand falls on one timeline. */
 typedef struct g10_tlphases {
@@ -100,10 +128,24 @@ typedef struct g10_tlphases {
     size_t n, cap;
 } g10_tlphases;
 
+/* Scratch buffers reused from one timeline to the next by one thread (fresh memory is
+ * slow to touch on some machines: a timeline's temporaries are as big as its arrays). */
+enum { SC_IV, SC_WIN, SC_POFF, SC_PS, SC_PE, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
+       SC_PU, SC_N };
+typedef struct g10_scratch {
+    void *buf[SC_N];
+    size_t cap[SC_N];
+} g10_scratch;
+
+/* Buffer `slot` of at least `bytes` (contents undefined; SC_CNT and SC_FIRST are zero
+ * when handed out and must be left zero by their users). NULL if out of memory. */
+void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes);
+void g10_scratch_release(g10_scratch *sc);
+
 /* Build timeline k (a->tl[k]: res, host, capacity set) from its monitoring series:
  * windows, segments, demand, upsampling, the uses of its phases and their type totals
  * (added into ts[ntypes]). */
 lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_data *d,
-                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, lp_error *err);
+                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc, lp_error *err);
 
 #endif

@@ -27,20 +27,6 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
-/* The segment of timeline tl holding instant t (t inside its range). */
-static uint32_t seg_of(const lp_g10_tl *tl, int64_t t)
-{
-    size_t l = 0, h = tl->nseg;
-    while (l < h) {
-        size_t m = l + (h - l) / 2;
-        if (tl->bound[m + 1] <= t)
-            l = m + 1;
-        else
-            h = m;
-    }
-    return (uint32_t)l;
-}
-
 typedef struct other {
     const lp_g10_tl *tl;
     uint8_t kind;
@@ -48,12 +34,12 @@ typedef struct other {
 } other;
 
 /* How much faster a phase could use resource `o` at instant t before it binds. */
-static double headroom(const other *o, int64_t t, double th)
+static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double th)
 {
     const lp_g10_tl *tl = o->tl;
     if (!tl->nseg || t < tl->bound[0] || t >= tl->bound[tl->nseg])
         return INFINITY; /* not monitored there: nothing known to bind */
-    uint32_t s = seg_of(tl, t);
+    uint32_t s = g10_seg_of(a, tl, t);
     double K = tl->capacity, u = tl->u[s], x = tl->x[s];
     if (u >= th * K)
         return 1;
@@ -62,12 +48,13 @@ static double headroom(const other *o, int64_t t, double th)
             return 1;
         return x > 0 ? tl->E[s] / x : INFINITY;
     }
-    double a = tl->V[s] > 0 ? o->val * (u - x) / tl->V[s] : 0;
-    return a > 0 ? (a + K - u) / a : INFINITY;
+    double share = tl->V[s] > 0 ? o->val * (u - x) / tl->V[s] : 0;
+    return share > 0 ? (share + K - u) / share : INFINITY;
 }
 
-/* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources. */
-static double saved_in(const other *ot, size_t no, int64_t lo, int64_t hi, double th)
+/* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources;
+ * on the slice grid [lo, hi) is one slice of every timeline. */
+static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th)
 {
     double saved = 0;
     while (lo < hi) {
@@ -75,14 +62,16 @@ static double saved_in(const other *ot, size_t no, int64_t lo, int64_t hi, doubl
         double h = INFINITY;
         for (size_t i = 0; i < no; i++) {
             const lp_g10_tl *tl = ot[i].tl;
-            if (tl->nseg && lo >= tl->bound[0] && lo < tl->bound[tl->nseg]) {
-                int64_t b = tl->bound[seg_of(tl, lo) + 1];
+            if (a->mode == LP_G10_SLICES) {
+                /* aligned grids: nothing to cut */
+            } else if (tl->nseg && lo >= tl->bound[0] && lo < tl->bound[tl->nseg]) {
+                int64_t b = tl->bound[g10_seg_of(a, tl, lo) + 1];
                 if (b < next)
                     next = b;
             } else if (tl->nseg && lo < tl->bound[0] && tl->bound[0] < next) {
                 next = tl->bound[0];
             }
-            double hr = headroom(&ot[i], lo, th);
+            double hr = headroom(a, &ot[i], lo, th);
             if (hr < h)
                 h = hr;
         }
@@ -92,68 +81,112 @@ static double saved_in(const other *ot, size_t no, int64_t lo, int64_t hi, doubl
     return saved;
 }
 
-/* Time leaf p would save without R's bottleneck (consumable R), in segment time. */
-static lp_status saved_consumable(const lp_g10_attr *a, uint32_t r, const lp_g10_use *u, g10_pieces *pc,
-                                  double *saved, lp_error *err)
+/* One leaf's uses, gathered across resources. */
+typedef struct leafuse {
+    uint32_t r;
+    size_t i;            /* index in a->use[r] */
+} leafuse;
+
+/* Time leaf p would save without resource lu[k]'s bottleneck, in segment time, for
+ * every k (0 where it is not bottlenecked). Its pieces are computed once. */
+static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, double *out)
 {
     const lp_g10_model *m = a->m;
-    const lp_g10_tl *tl = &a->tl[u->tl];
-    uint32_t p = u->phase;
     other ot[64];
-    size_t no = 0;
-    for (uint32_t q = 0; q < m->nres && no < 64; q++) {
-        const lp_g10_use *v = q == r || m->res[q].kind != LP_G10_CONSUMABLE ? NULL : lp_g10_use_of(a, q, p);
-        if (v && v->tl != LP_G10_NONE) {
-            uint8_t kind;
-            double val = lp_g10_rule_of(m, a->x->type[p], q, a->tl[v->tl].capacity, &kind);
-            ot[no++] = (other){&a->tl[v->tl], kind, val};
-        }
+    size_t no = 0, mine[64]; /* ot[j] belongs to lu[mine[j]] */
+    int need = 0;
+    for (size_t k = 0; k < nl; k++) {
+        const lp_g10_use *u = &a->use[lu[k].r][lu[k].i];
+        out[k] = 0;
+        need |= u->bn_ns > 0 && m->res[lu[k].r].kind == LP_G10_CONSUMABLE && u->tl != LP_G10_NONE;
+        if (m->res[lu[k].r].kind == LP_G10_BLOCKING)
+            out[k] = (double)u->bn_ns;
+        if (m->res[lu[k].r].kind != LP_G10_CONSUMABLE || u->tl == LP_G10_NONE || no == 64)
+            continue;
+        uint8_t kind;
+        double val = lp_g10_rule_of(m, a->x->type[p], lu[k].r, a->tl[u->tl].capacity, &kind);
+        mine[no] = k;
+        ot[no++] = (other){&a->tl[u->tl], kind, val};
     }
-    uint8_t kind;
-    lp_g10_rule_of(m, a->x->type[p], r, tl->capacity, &kind);
+    if (!need)
+        return;
+    const int64_t *ps, *pe;
+    size_t npc = g10_leaf_pieces(a, p, &ps, &pe);
     double th = m->bottleneck * (1 - 1e-12);
-    int wid;
-    lp_status st = g10_pieces_of(a, p, pc, &wid, err);
-    if (st)
-        return st;
-    *saved = 0;
-    for (size_t k = 0; k < pc->n; k++) {
-        int64_t lo = pc->s[k] > tl->bound[0] ? pc->s[k] : tl->bound[0];
-        int64_t hi = pc->e[k] < tl->bound[tl->nseg] ? pc->e[k] : tl->bound[tl->nseg];
-        for (uint32_t s = lo < hi ? seg_of(tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
-            int bn = tl->u[s] >= th * tl->capacity ||
-                     (kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
-            if (!bn)
-                continue;
-            int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
-            *saved += saved_in(ot, no, a0, a1, th);
-        }
-    }
-    return LP_OK;
-}
-
-lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *dur, uint64_t *changed, lp_error *err)
-{
-    const lp_g10_exec *x = a->x;
-    g10_pieces pc = {0};
-    lp_status st = LP_OK;
-    *changed = 0;
-    for (size_t i = 0; i < a->nuse[r] && !st; i++) {
-        const lp_g10_use *u = &a->use[r][i];
+    for (size_t j = 0; j < no; j++) {
+        const lp_g10_use *u = &a->use[lu[mine[j]].r][lu[mine[j]].i];
         if (u->bn_ns <= 0)
             continue;
-        uint32_t p = u->phase;
+        const lp_g10_tl *tl = ot[j].tl;
+        other rest[64]; /* the other resources */
+        size_t nr = 0;
+        for (size_t q = 0; q < no; q++)
+            if (q != j)
+                rest[nr++] = ot[q];
+        double saved = 0;
+        for (size_t k = 0; k < npc; k++) {
+            int64_t lo = ps[k] > tl->bound[0] ? ps[k] : tl->bound[0];
+            int64_t hi = pe[k] < tl->bound[tl->nseg] ? pe[k] : tl->bound[tl->nseg];
+            for (uint32_t s = lo < hi ? g10_seg_of(a, tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
+                int bn = tl->u[s] >= th * tl->capacity ||
+                         (ot[j].kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
+                if (!bn)
+                    continue;
+                int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
+                saved += saved_in(a, rest, nr, a0, a1, th);
+            }
+        }
+        out[mine[j]] = saved;
+    }
+}
+
+/* For every resource r and every use i of it, the time saved without r's bottleneck:
+ * saved[r][i]. One sweep over the leaves with a cursor per resource (each use array is
+ * read once, in order). */
+static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    size_t *cur = lp_calloc(m->nres + 1, sizeof *cur);
+    leafuse lu[64];
+    double out[64];
+    lp_status st = cur ? LP_OK : nomem(err);
+    for (uint32_t r = 0; r < m->nres && !st; r++)
+        if (!(saved[r] = lp_calloc(a->nuse[r] + 1, sizeof *saved[r])))
+            st = nomem(err);
+    for (uint32_t p = 0; p < a->x->n && !st; p++) {
+        if (!lp_g10_is_leaf(a->x, p))
+            continue;
+        size_t nl = 0;
+        int any = 0;
+        for (uint32_t r = 0; r < m->nres && nl < 64; r++) {
+            if (cur[r] < a->nuse[r] && a->use[r][cur[r]].phase == p) {
+                any |= a->use[r][cur[r]].bn_ns > 0;
+                lu[nl++] = (leafuse){r, cur[r]++};
+            }
+        }
+        if (!any)
+            continue;
+        leaf_savings(a, p, lu, nl, out);
+        for (size_t k = 0; k < nl; k++)
+            saved[lu[k].r][lu[k].i] = out[k];
+    }
+    lp_free(cur);
+    return st;
+}
+
+/* Leaf durations with resource r's bottleneck removed, from the savings. */
+static void apply_savings(const lp_g10_attr *a, uint32_t r, const double *saved, int64_t *dur, uint64_t *changed)
+{
+    const lp_g10_exec *x = a->x;
+    *changed = 0;
+    for (size_t i = 0; i < a->nuse[r]; i++) {
+        uint32_t p = a->use[r][i].phase;
         int64_t S, E;
         int wid;
         g10_bounds(a, p, &S, &E, &wid);
-        double saved = 0;
-        if (a->m->res[r].kind == LP_G10_BLOCKING)
-            saved = (double)u->bn_ns;
-        else if (u->tl != LP_G10_NONE)
-            st = saved_consumable(a, r, u, &pc, &saved, err);
-        if (st || !(saved > 0) || E <= S)
+        if (!(saved[i] > 0) || E <= S)
             continue;
-        double keep = 1 - saved / (double)(E - S);
+        double keep = 1 - saved[i] / (double)(E - S);
         int64_t d = x->end[p] - x->start[p];
         int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
         if (nd < d) {
@@ -161,7 +194,22 @@ lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *d
             ++*changed;
         }
     }
-    g10_pieces_release(&pc);
+}
+
+static void free_savings(const lp_g10_attr *a, double **saved)
+{
+    for (uint32_t r = 0; saved && r < a->m->nres; r++)
+        lp_free(saved[r]);
+    lp_free(saved);
+}
+
+lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *dur, uint64_t *changed, lp_error *err)
+{
+    double **saved = lp_calloc(a->m->nres + 1, sizeof *saved);
+    lp_status st = saved ? all_savings(a, saved, err) : nomem(err);
+    if (!st)
+        apply_savings(a, r, saved[r], dur, changed);
+    free_savings(a, saved);
     return st;
 }
 
@@ -260,17 +308,17 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         for (uint32_t i = 0; i < x->n; i++)
             rs[i] = re[i] - rs[i]; /* the baseline's spans */
     }
+    double **saved = st ? NULL : lp_calloc(m->nres + 1, sizeof *saved);
+    if (!st)
+        st = saved ? all_savings(a, saved, err) : nomem(err);
     for (uint32_t r = 0; !st && r < m->nres; r++) {
-        int any = 0;
-        for (size_t i = 0; i < a->nuse[r] && !any; i++)
-            any = a->use[r][i].bn_ns > 0;
-        if (!any)
-            continue;
         memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, 0, 0, 0, 0, 0};
-        if (!(st = lp_g10_without_bottleneck(a, r, dur, &v.phases, err)) && v.phases)
+        apply_savings(a, r, saved[r], dur, &v.phases);
+        if (v.phases)
             st = candidate(&rp, out, &cap, v, base, dur, err);
     }
+    free_savings(a, saved);
     for (uint32_t t = 1; !st && t < m->ntypes; t++) {
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;

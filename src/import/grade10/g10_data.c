@@ -5,6 +5,7 @@
 #include "longpole/import/grade10.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
+#include "import/grade10/g10_text.h"
 
 #include <string.h>
 
@@ -86,4 +87,60 @@ lp_status lp_g10_data_tags(lp_g10_data *d, const lp_str *kv, uint32_t npairs, ui
     memcpy(d->pool + d->npool + 1, kv, 2 * (size_t)npairs * sizeof *kv);
     d->npool = need;
     return LP_OK;
+}
+
+lp_status g10_series_of(lp_g10_data *d, lp_str host, lp_str metric, lp_str file, lp_g10_series **out, lp_error *err)
+{
+    int added;
+    lp_hmap_slot *sl = lp_hmap_slot_of(d->series_index, (uint64_t)host << 32 | metric, d->nseries, &added);
+    if (!sl)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (added) {
+        if (lp_grow_at(&d->series, &d->capseries, d->nseries + 1, sizeof *d->series)) {
+            lp_hmap_del(d->series_index, (uint64_t)host << 32 | metric);
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        }
+        lp_g10_series *se = &d->series[d->nseries++];
+        memset(se, 0, sizeof *se);
+        se->host = host;
+        se->metric = metric;
+        se->file = file;
+    }
+    *out = &d->series[sl->val];
+    return LP_OK;
+}
+
+lp_status g10_series_append(lp_g10_series *s, int64_t t, double v, uint64_t line, lp_error *err)
+{
+    size_t cap = s->cap;
+    if (lp_grow_at(&s->time, &cap, s->n + 1, sizeof *s->time))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    cap = s->cap;
+    if (lp_grow_at(&s->value, &cap, s->n + 1, sizeof *s->value))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    cap = s->cap;
+    if (lp_grow_at(&s->line, &cap, s->n + 1, sizeof *s->line))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    s->cap = cap;
+    s->time[s->n] = t;
+    s->value[s->n] = v;
+    s->line[s->n] = line;
+    s->n++;
+    return LP_OK;
+}
+
+lp_status lp_g10_data_sample(lp_g10_data *d, const char *host, const char *metric, int64_t t, double v, uint64_t line,
+                             lp_error *err)
+{
+    lp_str h, m;
+    if (lp_strtab_intern(&d->strs, host, strlen(host), &h) || lp_strtab_intern(&d->strs, metric, strlen(metric), &m))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    lp_g10_series *s;
+    lp_status st = g10_series_of(d, h, m, 0, &s, err);
+    if (st)
+        return st;
+    if (s->n && t <= s->time[s->n - 1])
+        return lp_error_set(err, LP_ERR_DATA, "sample of %s on '%s' at %lld is not after the previous one", metric, host,
+                            (long long)t);
+    return g10_series_append(s, t, v, line, err);
 }

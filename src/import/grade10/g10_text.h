@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "longpole/base/status.h"
 #include "longpole/codec/io.h"
+#include "longpole/base/strtab.h"
 
 #define G10_LINE_MAX ((size_t)1 << 24)
 
@@ -43,5 +44,13 @@ int g10_next_field(const char **p, size_t *n, char sep, const char **f, size_t *
 /* The unit of a time column named like "time_ms" (suffix _ns, _us, _ms, _s): its
  * nanoseconds, or 0 when the name has no unit suffix. */
 int64_t g10_unit_suffix(const char *name, size_t n);
+
+/* The series of (host, metric) in d, made on first use (g10_data.c). */
+struct lp_g10_data;
+struct lp_g10_series;
+lp_status g10_series_of(struct lp_g10_data *d, lp_str host, lp_str metric, lp_str file, struct lp_g10_series **out,
+                        lp_error *err);
+/* Append a sample (the caller checked the order). */
+lp_status g10_series_append(struct lp_g10_series *s, int64_t t, double v, uint64_t line, lp_error *err);
 
 #endif

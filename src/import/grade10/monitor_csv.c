@@ -14,7 +14,6 @@
 #include "longpole/import/grade10.h"
 #include "import/grade10/g10_text.h"
 #include "longpole/base/alloc.h"
-#include "base/hashmap.h"
 
 #include <string.h>
 #include <strings.h>
@@ -81,28 +80,6 @@ static int header(mctx *c, const char *p, size_t n, uint64_t line)
     return 1;
 }
 
-static lp_status series_of(mctx *c, lp_str host, lp_str metric, lp_g10_series **out, lp_error *err)
-{
-    lp_g10_data *d = c->d;
-    int added;
-    lp_hmap_slot *s = lp_hmap_slot_of(d->series_index, (uint64_t)host << 32 | metric, d->nseries, &added);
-    if (!s)
-        return nomem(err);
-    if (added) {
-        if (lp_grow_at(&d->series, &d->capseries, d->nseries + 1, sizeof *d->series)) {
-            lp_hmap_del(d->series_index, (uint64_t)host << 32 | metric);
-            return nomem(err);
-        }
-        lp_g10_series *se = &d->series[d->nseries++];
-        memset(se, 0, sizeof *se);
-        se->host = host;
-        se->metric = metric;
-        se->file = c->file;
-    }
-    *out = &d->series[s->val];
-    return LP_OK;
-}
-
 static lp_status row(mctx *c, const char *p, size_t n, uint64_t line, lp_error *err)
 {
     const char *fv[NCOLS];
@@ -147,7 +124,7 @@ static lp_status row(mctx *c, const char *p, size_t n, uint64_t line, lp_error *
         lp_strtab_intern(&c->d->strs, fv[C_METRIC], fl[C_METRIC], &metric))
         return nomem(err);
     lp_g10_series *s = NULL;
-    lp_status st = series_of(c, host, metric, &s, err);
+    lp_status st = g10_series_of(c->d, host, metric, c->file, &s, err);
     if (st)
         return st;
     if (s->n && t <= s->time[s->n - 1]) {
@@ -157,21 +134,7 @@ static lp_status row(mctx *c, const char *p, size_t n, uint64_t line, lp_error *
                         (unsigned long long)s->line[s->n - 1], (long long)s->time[s->n - 1]);
         return LP_OK;
     }
-    size_t cap = s->cap;
-    if (lp_grow_at(&s->time, &cap, s->n + 1, sizeof *s->time))
-        return nomem(err);
-    cap = s->cap;
-    if (lp_grow_at(&s->value, &cap, s->n + 1, sizeof *s->value))
-        return nomem(err);
-    cap = s->cap;
-    if (lp_grow_at(&s->line, &cap, s->n + 1, sizeof *s->line))
-        return nomem(err);
-    s->cap = cap;
-    s->time[s->n] = t;
-    s->value[s->n] = v;
-    s->line[s->n] = line;
-    s->n++;
-    return LP_OK;
+    return g10_series_append(s, t, v, line, err);
 }
 
 lp_status lp_g10_read_monitor(lp_g10_data *d, lp_input *in, const lp_g10_read_opts *opts, lp_diags *ds,

@@ -116,6 +116,9 @@ typedef struct lp_g10_attr {
     uint32_t *pblk_first;    /* [x->n + 1]: blocking instances that stop each leaf (CSR) */
     uint32_t *pblk;
     int64_t *active_ns;      /* [x->n]: each leaf's time not blocked (0 for composite phases) */
+    uint32_t *pfirst;        /* [x->n + 1]: each leaf's active pieces [ps[k], pe[k]) for k in
+                                pfirst[i] .. pfirst[i+1] (rounded to slices in slice mode) */
+    int64_t *ps, *pe;
     lp_g10_tstat *tstat;     /* [ntypes * nres] */
     /* adjustments, each also reported */
     uint64_t widened;        /* phases shorter than half a slice widened to one slice */
