@@ -202,6 +202,34 @@ static void test_blocking(void)
     }
 }
 
+/* Monitoring with a gap, and a counter going backwards: reported with file and line,
+ * the gap's window still used, the backwards one dropped. */
+static void test_bad_monitoring(void)
+{
+    const char *model = "grade10-model 1\nphase /A\nresource cpu consumable metric=cpu sample=counter capacity=4\n";
+    const char *ops = "time=0, event=start, phase=A\ntime=1000000000, event=end, phase=A\n";
+    const char *mon = "time_ms,host,metric,value\n"
+                      "0,h,cpu,0\n10,h,cpu,0.01\n20,h,cpu,0.02\n30,h,cpu,0.03\n40,h,cpu,0.04\n"
+                      "600,h,cpu,0.6\n"  /* line 7: after a 560 ms gap */
+                      "610,h,cpu,0.5\n"  /* line 8: backwards */
+                      "620,h,cpu,0.62\n1000,h,cpu,1.0\n";
+    run r;
+    CHECK(run_text(&r, model, ops, mon, NULL, LP_G10_SLICES));
+    int gap = 0, back = 0;
+    for (size_t i = 0; i < r.ds.nkept; i++) {
+        const lp_diag *d = &r.ds.kept[i];
+        gap |= d->rule == LP_RULE_GAP && d->line == 7 && d->file && strcmp(d->file, "mon.csv") == 0;
+        back |= d->rule == LP_RULE_FIELD && d->line == 8 && strstr(d->msg, "backwards") != NULL;
+    }
+    CHECK(gap && back);
+    if (r.a) {
+        CHECK_EQ_I(r.a->tl[0].gaps, 2); /* 560 ms and 380 ms against a 10 ms median */
+        CHECK_EQ_I(r.a->tl[0].dropped, 1);
+        CHECK_EQ_I(r.a->tl[0].nwin, 7);
+    }
+    run_free(&r);
+}
+
 /* ---- random runs: invariants ----------------------------------------------------------- */
 
 static double rnd(uint64_t *s) { return (double)(t_splitmix(s) >> 11) / 9007199254740992.0; }
@@ -352,6 +380,7 @@ int main(void)
     test_fig2(LP_G10_SLICES);
     test_fig2(LP_G10_EVENTS);
     test_blocking();
+    test_bad_monitoring();
     test_random();
     return t_done("test_g10_attrib");
 }
