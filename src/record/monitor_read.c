@@ -371,7 +371,9 @@ void mon_find_disks(mon *m)
         const char *n = e->d_name;
         if (n[0] == '.' || strncmp(n, "loop", 4) == 0 || strncmp(n, "ram", 3) == 0 || strlen(n) >= 32)
             continue;
-        snprintf(m->disks[m->ndisks++], sizeof m->disks[0], "%s", n);
+        size_t len = strlen(n);
+        memcpy(m->disks[m->ndisks], n, len + 1); /* len < 32: checked above */
+        m->ndisks++;
     }
     closedir(d);
 }
