@@ -192,6 +192,9 @@ typedef struct lp_kclock {
     lp_kclock_quality quality;
     uint32_t via;        /* the host this one was synchronised against (itself for the reference) */
     uint64_t nhull;      /* packets on the hull (the ones that set the bounds) */
+    int64_t t0, r0;      /* a time of this host near its packets and its image on the reference
+                            clock: lp_kclock_apply works from there, because a double slope times
+                            an epoch-ns stamp would be off by ~100 ns (0, 0 for the identity) */
 } lp_kclock;
 
 typedef struct lp_kmatch {
@@ -205,11 +208,13 @@ typedef struct lp_kmatch {
  * from a host to itself (loopback) are not matched. m is initialised here. */
 lp_status lp_kmatch_run(const lp_ktrace *kt, lp_kmatch *m, lp_error *err);
 void lp_kmatch_release(lp_kmatch *m);
-/* Host time to reference time (long double: epoch nanoseconds need 61 bits, more than
- * a double's 53). */
+/* Host time to reference time: r0 + slope * (t - t0), rounded to the ns (equal to
+ * slope * t + offset up to rounding; relative to t0 so that the double slope's error
+ * stays far below a ns over any trace's span). */
 static inline int64_t lp_kclock_apply(const lp_kclock *c, int64_t t)
 {
-    return (int64_t)((long double)c->slope * (long double)t + (long double)c->offset);
+    long double d = (long double)c->slope * (long double)(t - c->t0);
+    return c->r0 + (int64_t)(d < 0 ? d - 0.5L : d + 0.5L);
 }
 
 #endif

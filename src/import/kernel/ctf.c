@@ -50,7 +50,9 @@ typedef struct cstream {
     uint32_t id;        /* stream number in the host builder */
     uint32_t cpu;       /* the current packet's cpu_id */
     uint64_t nev;       /* events read so far (the position in diagnostics) */
+    int64_t last;       /* the last event's timestamp */
     const char *port;   /* the port's name: trace | stream class | file */
+    int failed;         /* babeltrace2 could not decode this stream further */
 } cstream;
 
 struct ctfread {
@@ -66,17 +68,30 @@ struct ctfread {
 
 /* ---- babeltrace2 errors ------------------------------------------------------------------ */
 
-/* The current thread's babeltrace2 error (its causes joined), into err; released. */
+/* The current thread's babeltrace2 error, its first causes joined (each cut before its
+ * "addr=" details), into err; released. */
 static lp_status bt_err(lp_error *err, lp_status st, const char *what)
 {
     const bt_error *e = bt_current_thread_take_error();
-    char msg[768] = "";
+    char msg[512] = "";
     size_t o = 0;
     if (e) {
         uint64_t n = bt_error_get_cause_count(e);
-        for (uint64_t i = 0; i < n && o + 8 < sizeof msg; i++) {
+        for (uint64_t i = 0; i < n && i < 3 && o + 8 < sizeof msg; i++) {
             const char *m = bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, i));
-            int k = snprintf(msg + o, sizeof msg - o, "%s%s", o ? "; " : "", m ? m : "?");
+            if (!m || strncmp(m, "Component", 9) == 0)
+                continue;
+            size_t len = strlen(m);
+            const char *a = strstr(m, "addr=");
+            if (a) { /* "Reason: msg-it-addr=..., ..." -> "Reason" */
+                len = (size_t)(a - m);
+                while (len > 0 && m[len - 1] != ':')
+                    len--;
+                len = len ? len - 1 : (size_t)(a - m);
+            }
+            while (len > 0 && (m[len - 1] == '.' || m[len - 1] == ' '))
+                len--;
+            int k = snprintf(msg + o, sizeof msg - o, "%s%.*s", o ? "; " : "", (int)len, m);
             if (k < 0)
                 break;
             o += (size_t)k < sizeof msg - o ? (size_t)k : sizeof msg - o - 1;
@@ -323,6 +338,7 @@ static lp_status on_event(cstream *cs, const bt_message *msg)
         if (st)
             return st;
     }
+    cs->last = ns;
     return khb_push(r->b, cs->id, &e, r->err);
 }
 
@@ -389,7 +405,7 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
     case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
         return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
-    default: return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    default: cs->failed = 1; return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
     }
     for (uint64_t i = 0; i < count; i++) {
         if (!cs->r->st)
@@ -401,6 +417,22 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
 }
 
 /* ---- the graph --------------------------------------------------------------------------- */
+
+/* Does dir/metadata start as CTF metadata does (TSDL text, or a packet's magic)? */
+static int metadata_looks_ok(const char *dir)
+{
+    char p[4096];
+    unsigned char head[8] = {0};
+    if ((size_t)snprintf(p, sizeof p, "%s/metadata", dir) >= sizeof p)
+        return 0;
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    static const unsigned char le[4] = {0x57, 0x1d, 0xd1, 0x75}, be[4] = {0x75, 0xd1, 0x1d, 0x57};
+    return n >= 4 && (memcmp(head, "/* CTF", n < 6 ? n : 6) == 0 || memcmp(head, le, 4) == 0 || memcmp(head, be, 4) == 0);
+}
 
 /* The source component on `dir` (LP_ERR_FORMAT with babeltrace2's reason if it refuses). */
 static lp_status add_source(bt_graph *g, const char *dir, const bt_component_source **src, lp_error *err)
@@ -419,7 +451,9 @@ static lp_status add_source(bt_graph *g, const char *dir, const bt_component_sou
         st = lp_error_set(err, LP_ERR_NOMEM, "babeltrace2: cannot set up the source");
     else if (bt_graph_add_source_component(g, cls, "src", params, BT_LOGGING_LEVEL_NONE, src) !=
              BT_GRAPH_ADD_COMPONENT_STATUS_OK)
-        st = bt_err(err, LP_ERR_FORMAT, "babeltrace2 cannot open it as CTF");
+        st = bt_err(err, LP_ERR_FORMAT, metadata_looks_ok(dir) ? "babeltrace2 cannot open it as CTF"
+                                                                : "its 'metadata' is neither CTF text "
+                                                                  "('/* CTF 1.8') nor metadata packets");
     bt_value_put_ref(params);
     bt_plugin_put_ref(plugin);
     return st;
@@ -458,12 +492,15 @@ static lp_status run_graph(ctfread *r, lp_error *err)
             st = r->st;
             bt_current_thread_clear_error();
         } else if (rs != BT_GRAPH_RUN_STATUS_OK) {
-            uint64_t done = 0;
+            char what[600];
+            snprintf(what, sizeof what, "babeltrace2 could not decode it");
             for (uint64_t i = 0; i < nports; i++)
-                done += cs[i].nev;
-            char what[160];
-            snprintf(what, sizeof what, "babeltrace2 stopped after %llu events",
-                     (unsigned long long)done);
+                if (cs[i].failed) {
+                    const char *file = strrchr(cs[i].port, '|'); /* "uuid | class | /path/file" */
+                    snprintf(what, sizeof what, "stream file '%s': decoding stopped after its event %llu (at %lld ns)",
+                             file ? file + 2 : cs[i].port, (unsigned long long)cs[i].nev, (long long)cs[i].last);
+                    break;
+                }
             st = bt_err(err, LP_ERR_FORMAT, what);
         }
     }

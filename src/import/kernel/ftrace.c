@@ -325,6 +325,64 @@ static int role_value(const kfield *f, const span *v, ftread *r, lp_kev *e, int 
     return 1;
 }
 
+/* "COMM:PID" (comm may hold ':'), optionally followed by " [PRIO]". */
+static int comm_pid(span s, span *comm, int64_t *pid)
+{
+    if (s.n && s.p[s.n - 1] == ']') { /* drop " [PRIO]" */
+        const char *o = last_of(s.p, s.n, '[');
+        if (!o)
+            return 0;
+        s = trim(s.p, o);
+    }
+    const char *c = last_of(s.p, s.n, ':');
+    if (!c || !parse_int((span){c + 1, (size_t)(s.p + s.n - c - 1)}, pid))
+        return 0;
+    *comm = trim(s.p, c);
+    return 1;
+}
+
+/* trace-cmd report (libtraceevent's sched plugin) prints sched_switch as
+ * "PREV_COMM:PREV_PID [PRIO] STATE ==> NEXT_COMM:NEXT_PID [PRIO]" and the wake-ups as
+ * "COMM:PID [PRIO] [success=1] CPU:NNN". */
+static int plugin_sched(ftread *r, const kevdef *d, span f, lp_kev *e, lp_status *st)
+{
+    span comm, comm2 = {NULL, 0};
+    int64_t pid, pid2 = -1, x = -1;
+    if (d->type == LP_KEV_SCHED_SWITCH) {
+        const char *arrow = NULL;
+        for (size_t i = 0; i + 5 <= f.n && !arrow; i++)
+            if (memcmp(f.p + i, " ==> ", 5) == 0)
+                arrow = f.p + i;
+        if (!arrow)
+            return 0;
+        span left = trim(f.p, arrow), right = trim(arrow + 5, f.p + f.n);
+        const char *sp = last_of(left.p, left.n, ' ');
+        if (!sp || left.p[left.n - 1] == ']')
+            return 0;
+        x = lp_kstate_from_letters(sp + 1, (size_t)(left.p + left.n - sp - 1));
+        if (x < 0 || !comm_pid(trim(left.p, sp), &comm2, &pid2) || !comm_pid(right, &comm, &pid))
+            return 0;
+        e->tid = (int32_t)pid2;
+        e->tid2 = (int32_t)pid;
+    } else {
+        const char *br = NULL; /* the first " [" ends COMM:PID */
+        for (size_t i = 0; i + 2 <= f.n && !br; i++)
+            if (f.p[i] == ' ' && f.p[i + 1] == '[')
+                br = f.p + i;
+        if (!comm_pid(trim(f.p, br ? br : f.p + f.n), &comm, &pid))
+            return 0;
+        for (size_t i = 0; i + 4 <= f.n; i++)
+            if (memcmp(f.p + i, "CPU:", 4) == 0)
+                parse_int((span){f.p + i + 4, f.n - i - 4}, &x);
+        e->tid = (int32_t)pid;
+    }
+    e->a = x;
+    *st = khb_str(r->b, comm.p, comm.n, &e->name, r->err);
+    if (!*st && comm2.p)
+        *st = khb_str(r->b, comm2.p, comm2.n, &e->name2, r->err);
+    return !*st;
+}
+
 /* Fill e from the fields; 0 (reported) if a required one is missing or unreadable. */
 static int event_fields(ftread *r, const ftname *nm, span f, lp_kev *e, lp_status *st)
 {
@@ -341,6 +399,12 @@ static int event_fields(ftread *r, const ftname *nm, span f, lp_kev *e, lp_statu
     }
     kv pairs[MAXKV];
     size_t np = split_fields(f, pairs);
+    int sched = d->type == LP_KEV_SCHED_SWITCH || d->type == LP_KEV_SCHED_WAKING ||
+                d->type == LP_KEV_SCHED_WAKEUP || d->type == LP_KEV_SCHED_WAKEUP_NEW;
+    if (sched && !find_kv(pairs, np, d->f[KR_TID].ft) && plugin_sched(r, d, f, e, st))
+        return 1;
+    if (*st)
+        return 0;
     for (int k = 0; k < KR_N; k++) {
         const kfield *fd = &d->f[k];
         if (!fd->ft)
