@@ -544,7 +544,8 @@ static lp_status event_line(ftread *r, span l)
     }
     const char *dash = last_of(task.p, task.n, '-');
     int64_t pid;
-    if (!dash || !parse_int((span){dash + 1, (size_t)(task.p + task.n - dash - 1)}, &pid)) {
+    if (!dash || !parse_int((span){dash + 1, (size_t)(task.p + task.n - dash - 1)}, &pid) || pid < 0 ||
+        pid > INT32_MAX) {
         bad_line(r, l, "no COMM-PID before the CPU");
         return LP_OK;
     }
