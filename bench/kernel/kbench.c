@@ -4,8 +4,11 @@
  *   kbench [--dump N] [--match] PATH...   one line per host:
  *     host=NAME events=N cpus=N streams=N reordered=N lost=N bad=N other=N socks=N
  *     threads=N bytes=N cpu_s=S wall_s=S peak_mb=M
- *   then, with --match, the matched packets and the clock of every host, and with
- *   --dump N the first N events of each host.
+ *   then, with --match, the matched packets and the clock of every host, with
+ *   --dump N the first N events of each host, and with --digest one line per host:
+ *     digest host=NAME events=N hash=H
+ *   a hash of the events ftrace text can carry, field by field as that text keeps them
+ *   (the reader round-trip test compares CTF with kgen's ftrace of it).
  */
 #include "longpole/import/kernel.h"
 #include "longpole/base/diag.h"
@@ -56,17 +59,79 @@ static uint64_t count_threads(const lp_khost *h)
 
 static const char *S(const lp_ktrace *kt, lp_str s) { return s == LP_STR_NONE ? "-" : lp_strtab_get(&kt->strs, s); }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t fnv_i(uint64_t h, int64_t v) { return fnv(h, &v, sizeof v); }
+static uint64_t fnv_s(uint64_t h, const lp_ktrace *kt, lp_str s) { const char *z = S(kt, s); return fnv(h, z, strlen(z) + 1); }
+
+/* The events kgen writes as ftrace text, with what that text keeps of each. */
+static void digest(const lp_ktrace *kt, const lp_khost *k)
+{
+    uint64_t h = 0xcbf29ce484222325ull, n = 0;
+    for (uint64_t i = 0; i < k->nev; i++) {
+        const lp_kev *e = &k->ev[i];
+        uint64_t g = fnv_i(fnv_i(fnv_i(fnv_i(h, e->type), e->ts), e->cpu), e->ctx_tid);
+        switch (e->type) {
+        case LP_KEV_SCHED_SWITCH:
+            g = fnv_s(fnv_s(fnv_i(fnv_i(fnv_i(fnv_i(g, e->tid), e->tid2), e->a & 3), e->a == 0), kt, e->name), kt, e->name2);
+            break;
+        case LP_KEV_SCHED_WAKING:
+        case LP_KEV_SCHED_WAKEUP:
+        case LP_KEV_SCHED_WAKEUP_NEW: g = fnv_s(fnv_i(fnv_i(g, e->tid), e->a), kt, e->name); break;
+        case LP_KEV_PROCESS_FORK: g = fnv_s(fnv_i(fnv_i(g, e->tid), e->tid2), kt, e->name); break;
+        case LP_KEV_PROCESS_EXEC:
+        case LP_KEV_PROCESS_EXIT:
+        case LP_KEV_PROCESS_FREE: g = fnv_s(fnv_i(g, e->tid), kt, e->name); break;
+        case LP_KEV_IRQ_ENTRY: g = fnv_s(fnv_i(g, e->a), kt, e->name); break;
+        case LP_KEV_IRQ_EXIT: g = fnv_i(fnv_i(g, e->a), e->b != 0); break;
+        case LP_KEV_SOFTIRQ_RAISE:
+        case LP_KEV_SOFTIRQ_ENTRY:
+        case LP_KEV_SOFTIRQ_EXIT:
+        case LP_KEV_IPI_ENTRY:
+        case LP_KEV_IPI_EXIT: g = fnv_i(g, e->a); break;
+        case LP_KEV_HRTIMER_ENTRY:
+        case LP_KEV_HRTIMER_EXIT:
+        case LP_KEV_TIMER_ENTRY:
+        case LP_KEV_TIMER_EXIT: g = fnv_i(g, (int64_t)e->key); break;
+        case LP_KEV_BLOCK_ISSUE:
+        case LP_KEV_BLOCK_COMPLETE: g = fnv_i(fnv_i(fnv_i(g, e->a), e->b), e->flags); break;
+        case LP_KEV_SYSCALL_ENTRY:
+            if (e->name == LP_STR_NONE)
+                continue;
+            g = fnv_s(g, kt, e->name);
+            break;
+        case LP_KEV_SYSCALL_EXIT:
+            if (e->name == LP_STR_NONE)
+                continue;
+            g = fnv_i(fnv_s(g, kt, e->name), e->a);
+            break;
+        default: continue;
+        }
+        h = g;
+        n++;
+    }
+    printf("digest host=%s events=%llu hash=%016llx\n", S(kt, k->name), (unsigned long long)n, (unsigned long long)h);
+}
+
 int main(int argc, char **argv)
 {
     long dump = 0;
-    int match = 0, a = 1;
+    int match = 0, dig = 0, a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "--dump") && a + 1 < argc)
             dump = atol(argv[++a]);
         else if (!strcmp(argv[a], "--match"))
             match = 1;
+        else if (!strcmp(argv[a], "--digest"))
+            dig = 1;
         else {
-            fprintf(stderr, "usage: kbench [--dump N] [--match] PATH...\n");
+            fprintf(stderr, "usage: kbench [--dump N] [--match] [--digest] PATH...\n");
             return 2;
         }
     }
@@ -120,6 +185,8 @@ int main(int argc, char **argv)
             lp_kmatch_release(&m);
         }
     }
+    for (uint32_t h = 0; h < kt->nhosts && dig; h++)
+        digest(kt, &kt->host[h]);
     for (uint32_t h = 0; h < kt->nhosts && dump; h++)
         for (uint64_t i = 0; i < kt->host[h].nev && (long)i < dump; i++) {
             const lp_kev *e = &kt->host[h].ev[i];
