@@ -8,16 +8,26 @@
  *       numbers moved too. Only the events ftrace has a text form for are written (the
  *       count of the others goes to stderr); without --bytes, one copy.
  *
- * stderr gets "events N bytes B skipped S". The text is what the kernel prints, field
- * for field, so reading it back must give the same normalised events for those types.
+ *   kgen ctf [--bytes N] [--pairs P] OUTDIR TRACE...   a synthetic multi-host LTTng
+ *       kernel trace in CTF (kctfw.c: LTTng's event and field names, 64 KiB packets per
+ *       CPU): every TRACE becomes P hosts OUTDIR/<hostname>-<p> (pair p shifted by p
+ *       seconds), each its events replicated as above until the whole is about N bytes
+ *       (TCP sequence numbers moved per copy alike on every host, so the copies'
+ *       packets still match across hosts). Without --bytes, one copy.
+ *
+ * stderr gets "events N bytes B skipped S" (ftrace) / "hosts H events N bytes B". The
+ * text is what the kernel prints, field for field, so reading it back must give the
+ * same normalised events for those types; likewise the CTF.
  */
 #include "longpole/import/kernel.h"
 #include "longpole/base/diag.h"
+#include "kctfw.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const lp_ktrace *KT;
 
@@ -140,10 +150,99 @@ static int line(FILE *f, const lp_kev *e, const shift *s, uint64_t *bytes)
     return 1;
 }
 
+/* copy r of event e: shifted in time, tids, keys and TCP sequence numbers (by r, and
+ * by the pair p so that pairs do not match each other's packets) */
+static lp_kev replica(const lp_kev *e, const shift *s, uint64_t r, uint64_t p)
+{
+    lp_kev x = *e;
+    x.ts += s->dt;
+    x.tid = T(x.tid, s);
+    x.tid2 = T(x.tid2, s);
+    x.ctx_tid = T(x.ctx_tid, s);
+    if (x.type == LP_KEV_PROCESS_FORK && x.a > 0)
+        x.a += s->dtid;
+    if (x.key)
+        x.key ^= s->dkey;
+    if ((x.type == LP_KEV_NET_SEND || x.type == LP_KEV_NET_RECV) && !(x.flags & LP_KNET_DEV)) {
+        uint64_t d = (r + p * 1000003) * 65537;
+        x.a = (int64_t)(((uint64_t)x.a + d) & 0xffffffffu);
+        x.b = (int64_t)(((uint64_t)x.b + d) & 0xffffffffu);
+    }
+    return x;
+}
+
+static int gen_ctf(int argc, char **argv)
+{
+    uint64_t want = 0;
+    unsigned pairs = 1;
+    int a = 2;
+    for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
+        if (!strcmp(argv[a], "--bytes"))
+            want = strtoull(argv[a + 1], NULL, 10);
+        else if (!strcmp(argv[a], "--pairs"))
+            pairs = (unsigned)atoi(argv[a + 1]);
+    }
+    if (a + 1 >= argc || pairs < 1) {
+        fprintf(stderr, "usage: kgen ctf [--bytes N] [--pairs P] OUTDIR TRACE...\n");
+        return 2;
+    }
+    const char *out = argv[a++];
+    lp_diags ds;
+    lp_diags_init(&ds, 4);
+    lp_error err;
+    lp_ktrace *kt;
+    if (lp_ktrace_read((const char *const *)argv + a, (size_t)(argc - a), &ds, &kt, &err)) {
+        fprintf(stderr, "kgen: %s\n", err.msg);
+        return 1;
+    }
+    KT = kt;
+    mkdir(out, 0755);
+    int64_t span = 0;
+    for (uint32_t h = 0; h < kt->nhosts; h++)
+        if (kt->host[h].nev && kt->host[h].ev[kt->host[h].nev - 1].ts - kt->host[h].ev[0].ts > span)
+            span = kt->host[h].ev[kt->host[h].nev - 1].ts - kt->host[h].ev[0].ts;
+    span += 1000000000;
+    uint64_t per_host = want / (pairs * (kt->nhosts ? kt->nhosts : 1)), total = 0, events = 0;
+    int rc = 0;
+    for (unsigned p = 0; p < pairs && !rc; p++)
+        for (uint32_t h = 0; h < kt->nhosts && !rc; h++) {
+            const lp_khost *k = &kt->host[h];
+            char dir[4096], name[300];
+            snprintf(name, sizeof name, "%s-%u", S(k->name), p);
+            snprintf(dir, sizeof dir, "%s/%s", out, name);
+            kctfw *w = kctfw_open(dir, name, k->ncpus);
+            if (!w) {
+                fprintf(stderr, "kgen: cannot create %s\n", dir);
+                rc = 1;
+                break;
+            }
+            for (uint64_t r = 0;; r++) {
+                shift s = {(int64_t)r * span + (int64_t)p * 1000000000, (int32_t)(r * 1000000), r << 48};
+                for (uint64_t i = 0; i < k->nev && !rc; i++) {
+                    lp_kev x = replica(&k->ev[i], &s, r, p);
+                    rc = kctfw_event(w, kt, &x) ? 1 : 0;
+                    events++;
+                }
+                if (rc || !want || kctfw_bytes(w) >= per_host)
+                    break;
+            }
+            uint64_t b;
+            if (kctfw_close(w, &b))
+                rc = 1;
+            total += b;
+        }
+    fprintf(stderr, "hosts %u events %" PRIu64 " bytes %" PRIu64 "\n", pairs * kt->nhosts, events, total);
+    lp_ktrace_free(kt);
+    lp_diags_release(&ds);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "ctf"))
+        return gen_ctf(argc, argv);
     if (argc < 3 || strcmp(argv[1], "ftrace") != 0) {
-        fprintf(stderr, "usage: kgen ftrace [--bytes N] TRACE...\n");
+        fprintf(stderr, "usage: kgen ftrace [--bytes N] TRACE...\n       kgen ctf [--bytes N] [--pairs P] OUTDIR TRACE...\n");
         return 2;
     }
     uint64_t want = 0;
