@@ -6,7 +6,9 @@
 # same, field for field (kbench --digest: type, time, CPU, context thread, tids, state
 # class, names, keys, block sectors, syscall names and returns) and no line may be
 # refused. Also the ftrace reader on kgen's output replicated to 13 MB (3 shifted copies)
-# reads every line. Skips (77) when ../shared/data is absent or CTF support was not built.
+# reads every line. And kgen's CTF writer (the synthetic traces of the benchmark): the
+# three traces rewritten as CTF read back to the same events, the same 46 packets and
+# the same clock. Skips (77) when ../shared/data is absent or CTF support was not built.
 set -u
 lp=$1; src=$2
 data=$src/../shared/data/ctf
@@ -35,4 +37,13 @@ bad=$("$bench/kbench" "$tmp/big.ftrace" | grep -o 'bad=[0-9]*')
 if [ "$want" != "$got" ] || [ "$bad" != "bad=0" ]; then echo "FAIL replicated: kgen wrote $want events, read $got, $bad"; fail=1
 elif [ "$got" -lt 150000 ]; then echo "FAIL replicated: only $got events"; fail=1
 else echo "ok replicated: $got events"; fi
+"$bench/kgen" ctf "$tmp/ctf" "$data/scp_dest" "$data/scp_src" "$data/many-threads" 2> "$tmp/gen" || { echo "FAIL: kgen ctf"; cat "$tmp/gen"; exit 1; }
+a=$("$bench/kbench" --digest "$data/scp_dest" "$data/scp_src" "$data/many-threads" | grep '^digest' | sed 's/host=[^ ]* //')
+b=$("$bench/kbench" --digest "$tmp/ctf/VM3-0" "$tmp/ctf/VM1-0" "$tmp/ctf/wilbrod-0" | grep '^digest' | sed 's/host=[^ ]* //')
+if [ "$a" != "$b" ] || [ -z "$a" ]; then echo "FAIL kgen ctf: original"; echo "$a"; echo "rewritten"; echo "$b"; fail=1
+else echo "ok kgen ctf: the rewritten CTF reads to the same events"; fi
+a=$("$bench/kbench" --match "$data/scp_dest" "$data/scp_src" | grep -E '^(packets|clock)' | sed 's/host=[^ ]* //')
+b=$("$bench/kbench" --match "$tmp/ctf/VM3-0" "$tmp/ctf/VM1-0" | grep -E '^(packets|clock)' | sed 's/host=[^ ]* //')
+if [ "$a" != "$b" ] || ! echo "$b" | grep -q '^packets=46 '; then echo "FAIL kgen ctf: packets and clocks differ"; echo "$a"; echo "$b"; fail=1
+else echo "ok kgen ctf: 46 packets, the same clock"; fi
 exit $fail
