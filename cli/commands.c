@@ -32,6 +32,8 @@ const cli_command cli_commands[] = {
      {&cli_spec_export, &cli_spec_export_sqlite}},
     {"generate", cmd_generate, "synthetic traces: a Flink-like dataflow job, or request logs with a known causal model",
      {&cli_spec_generate, &cli_spec_generate_requests}},
+    {"classify", cmd_classify, "CrystalPerf's resource classifier: train, cross-validate by library, explain, label by measurement",
+     {&cli_spec_classify}},
     {"demo", cmd_demo, "generate the embedded demo job and analyse it", {&cli_spec_demo}},
     {"help", cmd_help, "this text; `longpole help TOPIC` for a command or topic", {&cli_spec_help}},
     {NULL, NULL, NULL, {NULL}},
