@@ -33,7 +33,8 @@ static const cli_opt res_opts[] = {
 
 const cli_spec cli_spec_resources = {
     .cmd = "resources",
-    .usage = "usage: longpole resources [--samples FILE] [--json] [--top N] [--interval D] [--from T --to T] TRACE...\n",
+    .usage = "usage: longpole resources [--samples FILE] [--json] [--top N] [--interval D]\n"
+             "                          [--from T --to T] TRACE...\n",
     .about = "What the critical path spends its time on (CrystalPerf §4): every activity gets a\n"
              "resource vector (cpu, disk, net, wait, unknown) from the call-stack samples of its\n"
              "thread (thread state, kernel blocking stack, else the classifier at the first named\n"
