@@ -188,12 +188,14 @@ static uint32_t send_node(const lp_trace *t, const lp_wi_dag *d, const uint32_t 
     return NONE;
 }
 
-/* The node a receive at r on worker w releases. */
+/* The node a receive at r on worker w releases: the first segment starting at or after
+ * r (after a `waiting` gap: the segment the message let run; the gap itself only passes
+ * its chain on, or its start would wait for messages that its own worker's earlier sends
+ * cause). */
 static uint32_t recv_node(const lp_trace *t, const lp_wi_dag *d, const uint32_t *amap, uint32_t w, int64_t r)
 {
     uint64_t a = act_at(t, w, r), end = t->wfirst[w + 1];
-    if (a < end && t->aend[a] == r && amap[a] != NONE && d->node[amap[a]].kind == LP_WI_WAIT)
-        return amap[a];
+    (void)d;
     for (; a < end; a++)
         if (amap[a] != NONE && t->astart[a] >= r)
             return amap[a];

@@ -6,10 +6,10 @@
  * (attribute pool=, or a Spark task slot: executor=) is a task the replay may move to any
  * slot of its pool (consecutive activities with one task= value are one task); every
  * other worker is sequential (one slot; all its segments, gaps included, stay in order:
- * a `waiting` gap takes no time of its own, it ends when its messages arrive; an
- * `unknown` gap keeps its length). Messages are dependencies: the receiver's segment
- * cannot start before the sender reached the send's point in its segment plus the
- * message's latency (a message inside one host into a pool task has none: queueing for a
+ * a `waiting` gap takes no time of its own, the segment after it waits for the messages
+ * that ended it; an `unknown` gap keeps its length). Messages are dependencies: the
+ * segment starting at (or next after) the receive cannot start before the sender reached
+ * the send's point in its segment plus the message's latency (a message inside one host into a pool task has none: queueing for a
  * slot is what the replay recomputes). Tasks without dependencies are released at their
  * recorded start.
  *
