@@ -54,7 +54,9 @@ static const rule rules[] = {
     {"do_wait", LP_RES_WAIT}, {"kernel_wait4", LP_RES_WAIT}, {"unix_stream_read", LP_RES_WAIT},
     {"unix_stream_sendmsg", LP_RES_WAIT}, {"do_sigtimedwait", LP_RES_WAIT}, {"sigsuspend", LP_RES_WAIT},
     {"__x64_sys_pause", LP_RES_WAIT}, {"wait_for_completion", LP_RES_WAIT}, {"msgrcv", LP_RES_WAIT},
-    {"do_semtimedop", LP_RES_WAIT},
+    {"do_semtimedop", LP_RES_WAIT}, {"rwsem_down_", LP_RES_WAIT}, {"__mutex_lock", LP_RES_WAIT},
+    {"mutex_lock", LP_RES_WAIT}, {"d_alloc_parallel", LP_RES_WAIT}, {"percpu_rwsem_wait", LP_RES_WAIT},
+    {"rt_mutex_", LP_RES_WAIT},
     {NULL, 0},
 };
 
