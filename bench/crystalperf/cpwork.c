@@ -203,6 +203,7 @@ static void *pool_main(void *arg)
 {
     int k = (int)(intptr_t)arg;
     emit("W pool.%d tid=%ld pool=pool", k, (long)syscall(SYS_gettid));
+    int64_t last_end = -1; /* when this thread finished its previous task */
     for (;;) {
         pthread_mutex_lock(&mu);
         while (qhead == qtail && !quitting)
@@ -214,6 +215,10 @@ static void *pool_main(void *arg)
         task *t = &q[qhead++ % MAXK];
         pthread_mutex_unlock(&mu);
         int64_t s = now_ns();
+        /* a task queued before this thread was free waited for a slot, not for a message:
+         * the thread was busy (its previous task, then taking this one: `scheduling`) */
+        if (last_end >= 0 && t->queued <= last_end)
+            emit("A pool.%d %lld %lld scheduling dequeue", k, (long long)last_end, (long long)s);
         emit("M coord %lld pool.%d %lld id=L%d", (long long)t->queued, k, (long long)s, t->id);
         unsigned long r = t->stage == 1 ? compress_block(t->id) : t->stage == 2 ? persist_block(t->id)
                                                                                 : ship_block(t->id);
@@ -225,6 +230,7 @@ static void *pool_main(void *arg)
         done_count++;
         int64_t d = now_ns();
         emit("M pool.%d %lld coord %lld id=R%d", k, (long long)e, (long long)d, t->id);
+        last_end = e;
         pthread_cond_signal(&dcond);
         pthread_mutex_unlock(&mu);
     }
