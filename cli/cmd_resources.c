@@ -12,7 +12,7 @@ typedef struct res_args {
     int json;
     uint64_t top;
     int64_t interval;
-    const char *from, *to;
+    const char *from, *to, *sqlite;
 } res_args;
 
 static void res_init(void *p) { ((res_args *)p)->top = 10; }
@@ -24,6 +24,10 @@ static const cli_opt res_opts[] = {
     {"--interval", .kind = CLI_DUR, .arg = "D", CLI_AT(res_args, interval), .range = "(0,)",
      .err = "--interval needs a duration", .example = "1s",
      .help = "also the resource time of all activities per interval of D"},
+    {"--sqlite", .kind = CLI_STR, .arg = "DB", CLI_AT(res_args, sqlite), .err = "--sqlite needs a database file",
+     .example = "out.db",
+     .help = "also write the trace and the CrystalPerf tables (cpf_info, cpf_path,\ncpf_ops, cpf_activity) to "
+             "DB as one run (docs/formats/sqlite.md)"},
     {"--from", .kind = CLI_TIME, .arg = "T", CLI_AT(res_args, from), .err = "--from needs a time", .example = "+0",
      .help = ""},
     {"--to", .kind = CLI_TIME, .arg = "T", CLI_AT(res_args, to), .err = "--to needs a time", .example = "+1s",
@@ -222,6 +226,27 @@ static int window(const char *cmd, const char *from, const char *to, lp_trace **
     return 0;
 }
 
+/* --sqlite: the trace (no windows) and the CrystalPerf tables, one run of these inputs. */
+static int write_sqlite(const res_args *a, char **inputs, int ninputs, const cpf_input *in,
+                        const lp_cpf_bottleneck *b)
+{
+    lp_sqlite *db;
+    lp_error err;
+    lp_error_clear(&err);
+    lp_sqlite_opts so;
+    lp_sqlite_opts_init(&so);
+    so.no_windows = 1;
+    lp_status st = lp_sqlite_open(&db, a->sqlite, (const char *const *)inputs, (size_t)ninputs, "trace",
+                                  a->cpf.samples ? a->cpf.samples : NULL, &err);
+    if (st)
+        return cli_fail("resources", &err);
+    if (!(st = lp_sqlite_trace(db, in->t, in->t->tmin, in->t->tmax, &so, &err)) &&
+        !(st = lp_sqlite_crystalperf(db, &in->p, b, &err)))
+        st = lp_sqlite_commit(db, NULL, &err);
+    lp_sqlite_close(db);
+    return st ? cli_fail("resources", &err) : 0;
+}
+
 int cpf_check_joined(const char *cmd, const cpf_input *in);
 int cpf_check_joined(const char *cmd, const cpf_input *in)
 {
@@ -250,11 +275,13 @@ int cmd_resources(int argc, char **argv)
         return rc;
     cpf_input in;
     rc = cpf_load("resources", &a.load, &a.cpf, rest.operands, rest.n, 0, &in);
-    cli_args_release(&cli_spec_resources, &a, &rest);
-    if (rc)
+    if (rc) {
+        cli_args_release(&cli_spec_resources, &a, &rest);
         return rc;
+    }
     if ((rc = window("resources", a.from, a.to, &in.t))) {
         cpf_release(&in);
+        cli_args_release(&cli_spec_resources, &a, &rest);
         return rc;
     }
     if (a.from || a.to || a.interval) { /* the profile of the window, with intervals */
@@ -265,12 +292,14 @@ int cmd_resources(int argc, char **argv)
         lp_cpf_opts o = {a.interval, a.cpf.offset};
         if (lp_cpf_profile_build(in.t, in.have_s ? &in.s : NULL, in.have_m ? &in.m : NULL, &o, &in.p, &err)) {
             cpf_release(&in);
+            cli_args_release(&cli_spec_resources, &a, &rest);
             return cli_fail("resources", &err);
         }
         in.have_p = 1;
     }
     if ((rc = cpf_check_joined("resources", &in))) {
         cpf_release(&in);
+        cli_args_release(&cli_spec_resources, &a, &rest);
         return rc;
     }
     lp_pag g;
@@ -288,6 +317,11 @@ int cmd_resources(int argc, char **argv)
         else
             print_text(&in, &cp, &b, &a);
         rc = fflush(stdout) ? LP_EXIT_IO : b.partial ? LP_EXIT_FINDINGS : in.data_errors ? LP_EXIT_DATA : 0;
+        if (a.sqlite) {
+            int src = write_sqlite(&a, rest.operands, rest.n, &in, &b);
+            if (src)
+                rc = src;
+        }
         if (b.partial)
             fprintf(stderr, "longpole resources: partial answer: the evidence covers %.1f%% of the critical path\n",
                     100 * b.coverage);
@@ -299,5 +333,6 @@ int cmd_resources(int argc, char **argv)
     if (have_g)
         lp_pag_release(&g);
     cpf_release(&in);
+    cli_args_release(&cli_spec_resources, &a, &rest);
     return rc;
 }

@@ -32,7 +32,8 @@ static const char *const sq_tables[] = {
     "activity_cp", "message_cp", "hosts", "skew_pairs", "tasks", "event_names", "requests", "request_attrs",
     "log_events", "segments", "slack_histogram", "relationships", "pipelines", "categories",
     "category_quantiles", "whatif", "request_quantiles", "req_info", "request_segments", "span_info",
-    "span_traces", "spans", "span_cp", "span_percentiles", "span_cp_ops", "span_cp_paths", NULL};
+    "span_traces", "spans", "span_cp", "span_percentiles", "span_cp_ops", "span_cp_paths", "cpf_info", "cpf_path",
+    "cpf_ops", "cpf_activity", NULL};
 
 static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);\n"
@@ -127,6 +128,15 @@ static const char sq_schema[] =
     " task INTEGER, start_ns INTEGER, end_ns INTEGER, slack_ns INTEGER, cpstart_ns INTEGER, cpend_ns INTEGER,"
     " on_cp INTEGER, path_pos INTEGER, PRIMARY KEY(run, request, pos)) WITHOUT ROWID;\n"
     /* spans */
+    "CREATE TABLE IF NOT EXISTS cpf_info(run INTEGER PRIMARY KEY, bottleneck TEXT, coverage REAL, partial INTEGER,"
+    " path_ns INTEGER, samples INTEGER, samples_joined INTEGER, samples_outside INTEGER, samples_no_worker INTEGER,"
+    " by_state INTEGER, by_kernel INTEGER, by_classifier INTEGER, undecided INTEGER, metric_activities INTEGER);\n"
+    "CREATE TABLE IF NOT EXISTS cpf_path(run INTEGER, resource TEXT, path_ns REAL, all_ns REAL,"
+    " PRIMARY KEY(run, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_ops(run INTEGER, rank INTEGER, operation TEXT, resource TEXT, path_ns REAL,"
+    " all_ns REAL, PRIMARY KEY(run, rank, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_activity(run INTEGER, activity INTEGER, evidence TEXT, samples INTEGER,"
+    " cpu REAL, disk REAL, net REAL, wait REAL, unknown REAL, coverage REAL, PRIMARY KEY(run, activity)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS span_info(run INTEGER PRIMARY KEY, files INTEGER, spans INTEGER, spans_kept INTEGER,"
     " traces INTEGER, merged_parts INTEGER, shared_rpc_spans INTEGER, duplicates_dropped INTEGER, orphans INTEGER,"
     " cycles_broken INTEGER, traces_analysed INTEGER) WITHOUT ROWID;\n"

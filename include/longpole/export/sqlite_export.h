@@ -40,6 +40,7 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/model/span.h"
+#include "longpole/analysis/crystalperf/bottleneck.h"
 
 #define LP_SQLITE_SCHEMA_VERSION 1
 
@@ -113,6 +114,10 @@ lp_status lp_sqlite_spans(lp_sqlite *db, const lp_spans *sp, const lp_sqlite_opt
 
 /* Commit; fills *stats (may be NULL). */
 lp_status lp_sqlite_commit(lp_sqlite *db, lp_sqlite_stats *stats, lp_error *err);
+/* CrystalPerf's tables (cpf_info, cpf_path, cpf_ops, cpf_activity) of a profile and the
+ * bottleneck of its trace's critical path; the trace itself is exported with
+ * lp_sqlite_trace in the same run (activity ids match). */
+lp_status lp_sqlite_crystalperf(lp_sqlite *db, const lp_cpf_profile *p, const lp_cpf_bottleneck *b, lp_error *err);
 /* Close; without a commit, everything since lp_sqlite_open is rolled back. */
 void lp_sqlite_close(lp_sqlite *db);
 
