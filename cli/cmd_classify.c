@@ -153,6 +153,19 @@ static void print_groups(const lp_cls_set *s, const lp_cls_cv *cv)
         all[s->ex[i].group]++;
         right[s->ex[i].group] += cv->pred[i] == s->ex[i].label;
     }
+    /* by how the rows were labelled: "rule:man-header", ..., "measured" */
+    printf("\nheld-out accuracy by labelling source:\n");
+    const char *kinds[] = {"rule:man-header", "rule:py-module", "rule:java-package", "measured"};
+    for (int k = 0; k < 4; k++) {
+        uint64_t r = 0, n = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (!strncmp(lp_strtab_get(&s->strs, s->ex[i].source), kinds[k], strlen(kinds[k]))) {
+                n++;
+                r += cv->pred[i] == s->ex[i].label;
+            }
+        if (n)
+            printf("  %-20s %5.1f%% of %llu\n", kinds[k], 100.0 * (double)r / (double)n, (unsigned long long)n);
+    }
     printf("\nworst groups (held out):\n");
     for (int k = 0; k < 10; k++) {
         uint32_t worst = 0;
