@@ -34,7 +34,7 @@ static const char *const sq_tables[] = {
     "category_quantiles", "whatif", "request_quantiles", "req_info", "request_segments", "span_info",
     "span_traces", "spans", "span_cp", "span_percentiles", "span_cp_ops", "span_cp_paths", "g10_info",
     "g10_types", "g10_resources", "g10_phases", "g10_usage", "g10_timelines", "g10_segments", "g10_type_stats",
-    "g10_issues", NULL};
+    "g10_issues", "cpf_info", "cpf_path", "cpf_ops", "cpf_activity", NULL};
 
 static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);\n"
@@ -129,6 +129,15 @@ static const char sq_schema[] =
     " task INTEGER, start_ns INTEGER, end_ns INTEGER, slack_ns INTEGER, cpstart_ns INTEGER, cpend_ns INTEGER,"
     " on_cp INTEGER, path_pos INTEGER, PRIMARY KEY(run, request, pos)) WITHOUT ROWID;\n"
     /* spans */
+    "CREATE TABLE IF NOT EXISTS cpf_info(run INTEGER PRIMARY KEY, bottleneck TEXT, coverage REAL, partial INTEGER,"
+    " path_ns INTEGER, samples INTEGER, samples_joined INTEGER, samples_outside INTEGER, samples_no_worker INTEGER,"
+    " by_state INTEGER, by_kernel INTEGER, by_classifier INTEGER, undecided INTEGER, metric_activities INTEGER);\n"
+    "CREATE TABLE IF NOT EXISTS cpf_path(run INTEGER, resource TEXT, path_ns REAL, all_ns REAL,"
+    " PRIMARY KEY(run, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_ops(run INTEGER, rank INTEGER, operation TEXT, resource TEXT, path_ns REAL,"
+    " all_ns REAL, PRIMARY KEY(run, rank, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_activity(run INTEGER, activity INTEGER, evidence TEXT, samples INTEGER,"
+    " cpu REAL, disk REAL, net REAL, wait REAL, unknown REAL, coverage REAL, PRIMARY KEY(run, activity)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS span_info(run INTEGER PRIMARY KEY, files INTEGER, spans INTEGER, spans_kept INTEGER,"
     " traces INTEGER, merged_parts INTEGER, shared_rpc_spans INTEGER, duplicates_dropped INTEGER, orphans INTEGER,"
     " cycles_broken INTEGER, traces_analysed INTEGER) WITHOUT ROWID;\n"

@@ -96,7 +96,31 @@ typedef struct stask {
                                             task's launch on the slot when the driver recorded the
                                             finish after it (see assign_slots) */
     uint32_t execi;                      /* executor index */
+    int64_t xm[14];                      /* the metrics of xmetric[] (CrystalPerf), -1 when absent */
+    lp_str locality;                     /* "Locality" of the Task Info, LP_STR_NONE if absent */
 } stask;
+
+/* Task metrics kept as attributes of the task's activities (issue 16, CrystalPerf's
+ * resource vectors of Spark tasks, docs/formats/spark.md): attribute key, the object
+ * holding it ("" = Task Metrics itself) and its JSON name. */
+static const struct xmetric {
+    const char *key, *obj, *name;
+} xmetric[14] = {
+    {"cpu_ns", "", "Executor CPU Time"},
+    {"deser_cpu_ns", "", "Executor Deserialize CPU Time"},
+    {"run_ms", "", "Executor Run Time"},
+    {"gc_ms", "", "JVM GC Time"},
+    {"fetch_wait_ms", "Shuffle Read Metrics", "Fetch Wait Time"},
+    {"shuffle_write_ns", "Shuffle Write Metrics", "Shuffle Write Time"},
+    {"input_bytes", "Input Metrics", "Bytes Read"},
+    {"output_bytes", "Output Metrics", "Bytes Written"},
+    {"shuffle_remote_bytes", "Shuffle Read Metrics", "Remote Bytes Read"},
+    {"shuffle_local_bytes", "Shuffle Read Metrics", "Local Bytes Read"},
+    {"shuffle_write_bytes", "Shuffle Write Metrics", "Shuffle Bytes Written"},
+    {"memory_spill_bytes", "", "Memory Bytes Spilled"},
+    {"disk_spill_bytes", "", "Disk Bytes Spilled"},
+    {"peak_memory_bytes", "", "Peak Execution Memory"},
+};
 
 typedef struct sstage {
     int32_t id, attempt;
@@ -366,6 +390,39 @@ static lp_status task_end(sctx *c, const lp_json *rec, const char *event, stask 
         t->result_size = int_or(lp_json_get(tm, "Result Size"), -1);
         t->fetch = int_or(lp_json_get(lp_json_get(tm, "Shuffle Read Metrics"), "Fetch Wait Time"), -1);
         t->swrite_ns = int_or(lp_json_get(lp_json_get(tm, "Shuffle Write Metrics"), "Shuffle Write Time"), -1);
+        for (int k = 0; k < 14; k++)
+            t->xm[k] = int_or(lp_json_get(*xmetric[k].obj ? lp_json_get(tm, xmetric[k].obj) : tm, xmetric[k].name), -1);
+    }
+    t->locality = LP_STR_NONE;
+    const lp_json *loc = lp_json_get(lp_json_get(rec, "Task Info"), "Locality");
+    if (loc && loc->type == LP_JSON_STRING && intern(c, loc->s, loc->len, &t->locality))
+        return nomem(c);
+    return LP_OK;
+}
+
+static lp_status num_str(sctx *c, int64_t v, lp_str *out);
+
+/* The task's metrics as attribute pairs appended to kv[2 * *np ...] (at most 15 pairs). */
+static lp_status metric_attrs(sctx *c, const stask *t, lp_str *kv, uint32_t *np)
+{
+    if (!(t->flags & TF_METRICS))
+        return LP_OK;
+    for (int k = 0; k < 14; k++) {
+        if (t->xm[k] < 0)
+            continue;
+        lp_str key, vs;
+        if (intern(c, xmetric[k].key, strlen(xmetric[k].key), &key))
+            return nomem(c);
+        lp_status st = num_str(c, t->xm[k], &vs);
+        if (st)
+            return st;
+        kv[2 * *np] = key, kv[2 * *np + 1] = vs, (*np)++;
+    }
+    if (t->locality != LP_STR_NONE) {
+        lp_str key;
+        if (intern(c, "locality", 8, &key))
+            return nomem(c);
+        kv[2 * *np] = key, kv[2 * *np + 1] = t->locality, (*np)++;
     }
     return LP_OK;
 }
@@ -1009,7 +1066,7 @@ static lp_status task_out(sctx *c, const stask *t, uint32_t drv, uint32_t a_laun
     uint32_t w;
     if ((st = task_op(c, t, &op)) || (st = task_worker(c, t, &w)))
         return st;
-    lp_str kv[16], vs;
+    lp_str kv[48], vs;
     uint32_t np = 0;
     if ((st = num_str(c, t->stage, &vs)))
         return st;
@@ -1027,6 +1084,8 @@ static lp_status task_out(sctx *c, const stask *t, uint32_t drv, uint32_t a_laun
     }
     if (t->reason != LP_STR_NONE)
         kv[2 * np] = c->s_status, kv[2 * np + 1] = t->reason, np++;
+    if ((st = metric_attrs(c, t, kv, &np)))
+        return st;
     uint32_t attrs;
     if ((st = lp_builder_attrs(c->b, kv, np, &attrs, c->err)) || (st = emit_task(c, t, w, op, attrs)))
         return st;

@@ -259,7 +259,7 @@ fail:
     return st;
 }
 
-static lp_status stop(void *state, char *manifest, size_t cap, lp_error *err)
+static lp_status stop(void *state, lp_jsonw *m, lp_error *err)
 {
     krec *k = state;
     put(k->inst, "tracing_on", "0");
@@ -269,22 +269,22 @@ static lp_status stop(void *state, char *manifest, size_t cap, lp_error *err)
         k->werr = errno;
     if (k->werr)
         st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", k->path, strerror(k->werr));
-    if (manifest && cap) {
-        size_t o = 0;
-        int n = snprintf(manifest, cap,
-                         "\"files\": [\"kernel.ftrace\"], \"format\": \"ftrace\", \"bytes\": %llu, \"lines\": %llu, "
-                         "\"clock\": \"mono\", \"scope\": \"system\", \"events\": [",
-                         (unsigned long long)k->bytes, (unsigned long long)k->lines);
-        o = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
-        int first = 1;
-        for (size_t i = 0; i < NEVENTS && o + 48 < cap; i++)
-            if (k->enabled[i]) {
-                n = snprintf(manifest + o, cap - o, "%s\"%s\"", first ? "" : ", ", events[i]);
-                first = 0;
-                o += n > 0 ? (size_t)n : 0;
-            }
-        if (o + 2 < cap)
-            snprintf(manifest + o, cap - o, "]");
+    if (m) {
+        lp_jsonw_key(m, "files");
+        lp_jsonw_arr(m);
+        lp_jsonw_str(m, "kernel.ftrace");
+        lp_jsonw_arr_end(m);
+        lp_jsonw_kstr(m, "format", "ftrace");
+        lp_jsonw_ku64(m, "bytes", k->bytes);
+        lp_jsonw_ku64(m, "lines", k->lines);
+        lp_jsonw_kstr(m, "clock", "mono");
+        lp_jsonw_kstr(m, "scope", "system");
+        lp_jsonw_key(m, "events");
+        lp_jsonw_arr(m);
+        for (size_t i = 0; i < NEVENTS; i++)
+            if (k->enabled[i])
+                lp_jsonw_str(m, events[i]);
+        lp_jsonw_arr_end(m);
     }
     lp_free(k);
     return st;

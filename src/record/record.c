@@ -10,6 +10,8 @@
  * directory could be made, saying what failed if something did.
  */
 #include "longpole/record/record.h"
+#include "longpole/record/kernel.h"
+#include "longpole/record/stacks.h"
 #include "record/rec_int.h"
 #include "longpole/base/alloc.h"
 #include "longpole/base/version.h"
@@ -31,6 +33,8 @@
 /* The sources of this build: one line each. */
 static const lp_rec_source *const table[] = {
     &lp_rec_monitor,
+    &lp_rec_source_kernel,
+    &lp_rec_stacks,
     NULL,
 };
 

@@ -42,6 +42,7 @@
 #include "longpole/model/span.h"
 #include "longpole/analysis/grade10/attrib.h"
 #include "longpole/analysis/grade10/issues.h"
+#include "longpole/analysis/crystalperf/bottleneck.h"
 
 #define LP_SQLITE_SCHEMA_VERSION 1
 
@@ -122,6 +123,10 @@ lp_status lp_sqlite_grade10(lp_sqlite *db, const lp_g10_attr *a, const lp_g10_is
 
 /* Commit; fills *stats (may be NULL). */
 lp_status lp_sqlite_commit(lp_sqlite *db, lp_sqlite_stats *stats, lp_error *err);
+/* CrystalPerf's tables (cpf_info, cpf_path, cpf_ops, cpf_activity) of a profile and the
+ * bottleneck of its trace's critical path; the trace itself is exported with
+ * lp_sqlite_trace in the same run (activity ids match). */
+lp_status lp_sqlite_crystalperf(lp_sqlite *db, const lp_cpf_profile *p, const lp_cpf_bottleneck *b, lp_error *err);
 /* Close; without a commit, everything since lp_sqlite_open is rolled back. */
 void lp_sqlite_close(lp_sqlite *db);
 

@@ -11,7 +11,7 @@
  */
 #include "analysis/grade10/g10_int.h"
 #include "longpole/base/alloc.h"
-#include "base/par.h"
+#include "base/pool.h"
 
 #include <string.h>
 
@@ -260,7 +260,7 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
                 } else {
                     int added;
                     uint64_t key = (uint64_t)r << 32 | x->host[p];
-                    if (!lp_hmap_slot_of(&missing, key, 1, &added))
+                    if (lp_hmap_get_or_put(&missing, key, 1, &added) == LP_HMAP_EMPTY)
                         st = nomem(err);
                     else if (added && a->unmonitored++ < G10_KEEP)
                         lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
@@ -294,16 +294,19 @@ typedef struct tljob {
     lp_diags *tds;          /* [ntl] per-timeline diagnostics, merged in order */
 } tljob;
 
-static void tl_run(void *ctx, unsigned tid, unsigned n)
+/* Part `tid` of n of the timelines (a pool task; failures are kept per timeline). */
+static lp_status tl_run(void *ctx, size_t tid, size_t n, lp_error *err)
 {
+    (void)err;
     tljob *j = ctx;
     uint32_t nt = j->a->m->ntypes;
     g10_scratch sc;
     memset(&sc, 0, sizeof sc);
-    for (uint32_t k = tid; k < j->a->ntl; k += n)
+    for (uint32_t k = (uint32_t)tid; k < j->a->ntl; k += (uint32_t)n)
         j->st[k] = g10_tl_build(j->a, k, j->pl->series[k], j->d, &j->pl->ph[k], &j->tds[k], j->ts + (size_t)k * nt,
                                 &sc, &j->errs[k]);
     g10_scratch_release(&sc);
+    return LP_OK;
 }
 
 static void replay_diags(lp_diags *to, const lp_diags *from)
@@ -328,10 +331,11 @@ static lp_status build_all(lp_g10_attr *a, plan *pl, const lp_g10_data *d, lp_di
     }
     for (uint32_t k = 0; k < ntl; k++)
         lp_diags_init(&j.tds[k], G10_KEEP * 2);
-    unsigned n = lp_reqpar_threads(threads);
-    if (n > ntl)
-        n = ntl ? ntl : 1;
-    lp_reqpar_run(n, tl_run, &j);
+    unsigned n = lp_pool_threads(threads, ntl ? ntl : 1);
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, n - 1, NULL); /* without it, the timelines are built here */
+    lp_pool_run(pool, n, tl_run, &j, NULL);
+    lp_pool_free(pool);
     for (uint32_t k = 0; k < ntl; k++) {
         replay_diags(ds, &j.tds[k]);
         if (j.st[k] && !st) {

@@ -92,8 +92,8 @@ lp_status lp_g10_data_tags(lp_g10_data *d, const lp_str *kv, uint32_t npairs, ui
 lp_status g10_series_of(lp_g10_data *d, lp_str host, lp_str metric, lp_str file, lp_g10_series **out, lp_error *err)
 {
     int added;
-    lp_hmap_slot *sl = lp_hmap_slot_of(d->series_index, (uint64_t)host << 32 | metric, d->nseries, &added);
-    if (!sl)
+    uint64_t v = lp_hmap_get_or_put(d->series_index, (uint64_t)host << 32 | metric, d->nseries, &added);
+    if (v == LP_HMAP_EMPTY)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     if (added) {
         if (lp_grow_at(&d->series, &d->capseries, d->nseries + 1, sizeof *d->series)) {
@@ -106,7 +106,7 @@ lp_status g10_series_of(lp_g10_data *d, lp_str host, lp_str metric, lp_str file,
         se->metric = metric;
         se->file = file;
     }
-    *out = &d->series[sl->val];
+    *out = &d->series[v];
     return LP_OK;
 }
 

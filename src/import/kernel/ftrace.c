@@ -170,18 +170,25 @@ static const span *find_kv(const kv *f, size_t n, const char *names)
 
 /* ---- event names ------------------------------------------------------------------------- */
 
+typedef struct name_key {
+    const ftread *r;
+    span ev;
+} name_key;
+
+static int name_eq(const void *ctx, uint64_t v)
+{
+    const name_key *k = ctx;
+    return k->r->nm[v].n == k->ev.n && memcmp(k->r->nm[v].name, k->ev.p, k->ev.n) == 0;
+}
+
 static lp_status name_get(ftread *r, span ev, const ftname **out)
 {
-    uint64_t h = lp_hash_bytes(ev.p, ev.n), v;
-    for (size_t i = lp_hmap_home_(&r->names, h); r->names.n; i = (i + 1) & (r->names.cap - 1)) {
-        const lp_hmap_slot *s = &r->names.slot[i];
-        if (s->val == LP_HMAP_EMPTY)
-            break;
-        v = s->val;
-        if (s->key == h && r->nm[v].n == ev.n && memcmp(r->nm[v].name, ev.p, ev.n) == 0) {
-            *out = &r->nm[v];
-            return LP_OK;
-        }
+    uint64_t h = lp_hash_bytes(ev.p, ev.n);
+    name_key k = {r, ev};
+    uint64_t v = lp_hmap_find(&r->names, h, name_eq, &k, NULL);
+    if (v != LP_HMAP_EMPTY) {
+        *out = &r->nm[v];
+        return LP_OK;
     }
     if (lp_grow_at(&r->nm, &r->capnm, r->nnm + 1, sizeof *r->nm))
         return lp_error_set(r->err, LP_ERR_NOMEM, "out of memory");

@@ -99,12 +99,12 @@ static lp_status match(const lp_ktrace *kt, lp_kmatch *m, pev *s, size_t ns, pev
     lp_status st = lp_hmap_init(&heads, ns, err);
     for (size_t i = ns; i-- > 0 && !st;) { /* built backwards: chains in (host, time) order */
         int added;
-        lp_hmap_slot *sl = lp_hmap_slot_of(&heads, s[i].hash, i, &added);
-        if (!sl)
+        uint64_t v = lp_hmap_get_or_put(&heads, s[i].hash, i, &added);
+        if (v == LP_HMAP_EMPTY)
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         else if (!added) {
-            s[i].next = (uint32_t)sl->val;
-            sl->val = i;
+            s[i].next = (uint32_t)v;
+            lp_hmap_put(&heads, s[i].hash, i, NULL); /* present: no growth */
         }
     }
     size_t cap = 0;
@@ -121,10 +121,8 @@ static lp_status match(const lp_ktrace *kt, lp_kmatch *m, pev *s, size_t ns, pev
             lp_hmap_del(&heads, r[j].hash);
             continue;
         }
-        if (i != first) {
-            int added;
-            lp_hmap_slot_of(&heads, r[j].hash, i, &added)->val = i; /* present: no growth */
-        }
+        if (i != first)
+            lp_hmap_put(&heads, r[j].hash, i, NULL); /* present: no growth */
         for (; i != NIL; i = s[i].next) {
             if (s[i].matched || s[i].host == r[j].host)
                 continue;

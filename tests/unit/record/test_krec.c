@@ -7,6 +7,7 @@
  * sleep forked and exec'd, sleep blocking (S) and being woken from a timer interrupt.
  * Skipped (77) when not root or tracefs is not mounted. */
 #include "longpole/record/kernel.h"
+#include "longpole/base/jsonw.h"
 #include "longpole/import/kernel.h"
 #include "t.h"
 
@@ -74,12 +75,22 @@ int main(void)
     close(gate[1]);
     int ws;
     CHECK(waitpid(child, &ws, 0) == child && WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-    char manifest[4096] = "";
+    char *manifest = NULL;
+    size_t mlen = 0;
+    FILE *mf = open_memstream(&manifest, &mlen);
+    CHECK(mf != NULL);
+    lp_jsonw jw;
+    lp_jsonw_init(&jw, mf, 0);
+    lp_jsonw_obj(&jw);
     if (!st)
-        CHECK(src->stop(state, manifest, sizeof manifest, &err) == LP_OK);
+        CHECK(src->stop(state, &jw, &err) == LP_OK);
+    lp_jsonw_obj_end(&jw);
+    lp_jsonw_end(&jw);
+    fclose(mf);
     CHECK(!instance_exists());
-    CHECK(strstr(manifest, "\"files\": [\"kernel.ftrace\"]") != NULL);
-    CHECK(strstr(manifest, "\"sched/sched_switch\"") != NULL);
+    CHECK(manifest && strstr(manifest, "\"files\"") && strstr(manifest, "\"kernel.ftrace\"") != NULL);
+    CHECK(manifest && strstr(manifest, "\"sched/sched_switch\"") != NULL);
+    free(manifest);
 
     char path[256];
     snprintf(path, sizeof path, "%s/kernel.ftrace", dir);
