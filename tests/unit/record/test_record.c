@@ -96,10 +96,12 @@ static int manifest_ok(const char *dir, const char *want_status, int64_t *code)
 
 static lp_rec_result record(const char *dir, const char *script, lp_status *st)
 {
+    static const char *const monitor_only[] = {"monitor", NULL}; /* perf and tracefs are tested on their own */
     lp_rec_opts o = {0};
     o.dir = dir;
     o.host = "testhost";
     o.period_ns = 10000000;
+    o.sources = monitor_only;
     char *argv[] = {"sh", "-c", (char *)script, NULL};
     lp_rec_result res;
     lp_error err;
@@ -151,9 +153,11 @@ static void test_exit_and_signal(void)
 static void test_errors(void)
 {
     char dir[300];
+    static const char *const monitor_only[] = {"monitor", NULL};
     lp_rec_opts o = {0};
     lp_rec_result res;
     lp_error err;
+    o.sources = monitor_only;
     o.dir = newdir(dir, sizeof dir);
     char *bad[] = {"/nonexistent/longpole-no-such-command", NULL};
     CHECK(lp_record_run(&o, bad, &res, &err) == LP_ERR_IO);
@@ -179,7 +183,9 @@ static void test_attach(void)
         _exit(127);
     }
     char dir[300];
+    static const char *const monitor_only[] = {"monitor", NULL};
     lp_rec_opts o = {0};
+    o.sources = monitor_only;
     o.dir = newdir(dir, sizeof dir);
     o.host = "testhost";
     lp_rec_result res;
