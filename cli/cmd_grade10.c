@@ -23,7 +23,7 @@
 typedef struct g10_args {
     cli_load load;
     cli_list monitoring, blocking;
-    const char *model, *sqlite;
+    const char *model, *sqlite, *html;
     int64_t slice;
     int mode, fit, json, phases;
     uint64_t top;
@@ -66,13 +66,17 @@ static const cli_opt g10_opts[] = {
     {"--phases", .kind = CLI_FLAG, CLI_AT(g10_args, phases), .help = "with --json: every phase instance too"},
     {"--sqlite", .kind = CLI_STR, .arg = "DB", CLI_AT(g10_args, sqlite), .err = "--sqlite needs a database file",
      .example = "out.db", .help = "also write the grade10 tables to DB (docs/formats/sqlite.md)"},
+    {"--html", .kind = CLI_STR, .arg = "FILE", CLI_AT(g10_args, html), .err = "--html needs a file", .example = "g10.html",
+     .help = "also write an HTML report: the Grade10 section (issues, usage vs demand over\ntime, bottlenecks, "
+             "imbalance), with a trace's own sections for a trace"},
     CLI_END,
 };
 
 const cli_spec cli_spec_grade10 = {
     .cmd = "grade10",
     .usage = "usage: longpole grade10 [--model FILE] [--monitoring CSV] [--blocking CSV] [--slice D]\n"
-             "                        [--mode slice|event] [--fit-rules] [--json] [--sqlite DB] INPUT...\n",
+             "                        [--mode slice|event] [--fit-rules] [--json] [--sqlite DB] [--html FILE]\n"
+             "                        INPUT...\n",
     .about = "Grade10 (papers/grade10.txt): coarse resource monitoring attributed to the phases\n"
              "of a run through a model of the program, the bottlenecks of every phase (global:\n"
              "the resource saturated; local: an Exact phase at its demand; blocking), and the\n"
@@ -456,6 +460,36 @@ static int write_sqlite(const g10_args *o, char **inputs, int n, const lp_g10_at
     return st ? cli_fail("grade10", &err) : 0;
 }
 
+static int write_html(const g10_args *o, char **inputs, int n, const lp_trace *t, const lp_g10_attr *a,
+                      const lp_g10_issues *is)
+{
+    lp_report_data d;
+    memset(&d, 0, sizeof d);
+    d.trace = t;
+    d.g10 = a;
+    d.g10_issues = is;
+    d.inputs = (const char *const *)inputs;
+    d.ninputs = (size_t)n;
+    lp_report_opts ro;
+    lp_report_opts_init(&ro);
+    lp_error err;
+    lp_error_clear(&err);
+    FILE *f = fopen(o->html, "w");
+    if (!f) {
+        fprintf(stderr, "longpole grade10: cannot write '%s'\n", o->html);
+        return LP_EXIT_IO;
+    }
+    lp_report *r = NULL;
+    lp_status st = lp_report_new(&r, &d, &ro, &err);
+    if (!st)
+        st = lp_report_write(r, f, &err);
+    if (r)
+        lp_report_free(r);
+    if (fclose(f) && !st)
+        st = lp_error_set(&err, LP_ERR_IO, "writing '%s' failed", o->html);
+    return st ? cli_fail("grade10", &err) : 0;
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const char *model_from, char **inputs,
@@ -488,6 +522,8 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
         }
         if (!rc && o->sqlite)
             rc = write_sqlite(o, inputs, ninputs, at, &is);
+        if (!rc && o->html)
+            rc = write_html(o, inputs, ninputs, g->t, at, &is);
         if (!rc && g->ds.nerrors)
             rc = LP_EXIT_DATA;
     }

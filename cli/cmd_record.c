@@ -70,6 +70,7 @@ const cli_spec cli_spec_record = {
     .groups = {CLI_OWN("options:", rec_opts)},
     .notes = rec_notes,
     .operands = CLI_NO_OPERANDS,
+    .unknown = "unknown option '%s' (the command to record goes after --)",
     .size = sizeof(rec_args),
 };
 
@@ -97,6 +98,7 @@ const cli_spec cli_spec_monitor = {
     .groups = {CLI_OWN("options:", mon_opts)},
     .notes = rec_notes,
     .operands = CLI_NO_OPERANDS,
+    .unknown = "unknown option '%s' (the command to record goes after --)",
     .size = sizeof(rec_args),
 };
 

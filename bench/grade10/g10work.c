@@ -6,10 +6,11 @@
  * Every phase is logged as Grade10 OperationLog lines (epoch nanoseconds, the clock
  * `longpole record` writes) into OPLOG, and the thread's CPU time over each phase
  * (CLOCK_THREAD_CPUTIME_ID) into TRUTH (ground truth: phase,round,thread,start_ns,end_ns,
- * cpu_ns). The work lengths come from a seed, so a rerun with --outlier 1 does the same
- * work without the outlier.
+ * cpu_ns). The work lengths come from a seed, so a rerun with -o 1 does the same work
+ * without the outlier, and one with -S the same total work balanced (the outlier's extra
+ * work shared evenly by the round's threads: what Grade10's imbalance issue assumes).
  *
- * usage: g10work [-t T] [-r R] [-m MS] [-o OUTLIER] [-s SEED] [-b BYTES] [-w BYTES]
+ * usage: g10work [-t T] [-r R] [-m MS] [-o OUTLIER] [-S] [-s SEED] [-b BYTES] [-w BYTES]
  *                OPLOG TRUTH DIR
  */
 #define _GNU_SOURCE
@@ -26,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int T = 4, R = 8, outlier_thread = 1;
+static int T = 4, R = 8, outlier_thread = 1, spread = 0;
 static double ms = 60, outlier = 3;
 static long bytes = 4 << 20, wbytes = 2 << 20;
 static unsigned seed = 1;
@@ -150,7 +151,7 @@ static void tcp_pair(int *a, int *b)
 int main(int argc, char **argv)
 {
     int c;
-    while ((c = getopt(argc, argv, "t:r:m:o:s:b:w:")) != -1)
+    while ((c = getopt(argc, argv, "t:r:m:o:s:b:w:S")) != -1)
         switch (c) {
         case 't': T = atoi(optarg); break;
         case 'r': R = atoi(optarg); break;
@@ -159,6 +160,7 @@ int main(int argc, char **argv)
         case 's': seed = (unsigned)atoi(optarg); break;
         case 'b': bytes = atol(optarg); break;
         case 'w': wbytes = atol(optarg); break;
+        case 'S': spread = 1; break;
         default: return 2;
         }
     if (argc - optind != 3 || T < 2 || T % 2 || R < 1) {
@@ -180,6 +182,13 @@ int main(int argc, char **argv)
     for (int r = 0; r < R; r++)
         for (int i = 0; i < T; i++) /* uniform in [0.7, 1.3] x ms; the outlier thread x outlier */
             work[r * T + i] = ms * (0.7 + 0.6 * rand() / (double)RAND_MAX) * (i == outlier_thread ? outlier : 1);
+    if (spread) /* the outlier's extra work shared evenly by the round's threads: the same total, balanced */
+        for (int r = 0; r < R; r++) {
+            double extra = work[r * T + outlier_thread] * (outlier - 1) / outlier;
+            work[r * T + outlier_thread] -= extra;
+            for (int i = 0; i < T; i++)
+                work[r * T + i] += extra / T;
+        }
     for (int i = 0; i < T; i += 2)
         tcp_pair(&sock[i], &sock[i + 1]);
     pthread_barrier_init(&bar, NULL, (unsigned)T);

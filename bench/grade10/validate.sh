@@ -9,6 +9,8 @@
 # and its ground truth into the recording, LONGPOLE_RECORDING):
 #   outlier     one thread computes 3x as long in every round;
 #   no-outlier  the same work (same seed) without the outlier: the measured gain;
+#   balanced    the same total work, the outlier's extra shared evenly by the threads
+#               (what the imbalance issue assumes: durations set to the mean);
 #   hog         the outlier run beside two CPU hogs of this script's own (contention).
 # Then bench/grade10/validate.py on the outlier and hog runs. Every run records the load
 # average and CPU pressure before and after, and the process tree's run-queue delay
@@ -27,12 +29,12 @@ cleanup() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 psi() { sed -n 's/^some avg10=\([0-9.]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null || echo "?"; }
-record() { # name outlier-factor
+record() { # name outlier-factor [-S]
   local l0 p0
   l0=$(cut -d' ' -f1-3 /proc/loadavg); p0=$(psi)
   "$LP" monitor -q --period 10ms -o "$WORK/$1" -- sh -c \
     'exec "$0" "$@" "$LONGPOLE_RECORDING/phases.oplog" "$LONGPOLE_RECORDING/truth.csv" "$LONGPOLE_RECORDING"' \
-    "$W" $ARGS -o "$2" > "$WORK/$1.out"
+    "$W" $ARGS -o "$2" ${3:-} > "$WORK/$1.out"
   cp "$WORK/model.g10" "$WORK/$1/model.g10"
   echo "$1: $(cat "$WORK/$1.out"); load $l0 -> $(cut -d' ' -f1-3 /proc/loadavg); cpu psi avg10 $p0 -> $(psi)" |
     tee -a "$WORK/runs.txt"
@@ -43,18 +45,19 @@ record() { # name outlier-factor
 
 record outlier 3
 record no-outlier 1
+record balanced 3 -S
 for _ in 1 2; do sh -c 'while :; do :; done' & hogs+=($!); done
 record hog 3
 cleanup; hogs=()
 
-for r in outlier no-outlier hog; do
+for r in outlier no-outlier balanced hog; do
   "$LP" grade10 "$WORK/$r" --json > "$WORK/$r.json" 2> "$WORK/$r.err" || true
   "$LP" grade10 "$WORK/$r" > "$WORK/$r.txt" 2>> "$WORK/$r.err" || true
 done
 ms() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["run"]["duration_s"])' "$1"; }
 gain() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=[i for i in d["issues"]["list"] if i["kind"]=="imbalance" and i["type"]=="/Round/Compute"]; print(l[0]["gain_s"] if l else "nan")' "$1"; }
-m1=$(ms "$WORK/outlier.json"); m0=$(ms "$WORK/no-outlier.json"); est=$(gain "$WORK/outlier.json")
-python3 -c 'import sys; m1, m0, e = map(float, sys.argv[1:]); g = m1 - m0; print("outlier: makespan %.3f s, without it %.3f s: measured gain %.3f s; imbalance issue /Round/Compute estimates %.3f s (%+.1f%% of the measured)" % (m1, m0, g, e, 100 * (e - g) / g))' "$m1" "$m0" "$est" | tee -a "$WORK/runs.txt"
+m1=$(ms "$WORK/outlier.json"); m0=$(ms "$WORK/no-outlier.json"); mb=$(ms "$WORK/balanced.json"); est=$(gain "$WORK/outlier.json")
+python3 -c 'import sys; m1, m0, mb, e = map(float, sys.argv[1:]); g = m1 - m0; gb = m1 - mb; print("outlier: makespan %.3f s; without the outlier %.3f s (measured gain %.3f s); the same work balanced %.3f s (measured gain %.3f s); the imbalance issue /Round/Compute estimates %.3f s: %+.1f%% of the first, %+.1f%% of the second" % (m1, m0, g, mb, gb, e, 100 * (e - g) / g, 100 * (e - gb) / gb))' "$m1" "$m0" "$mb" "$est" | tee -a "$WORK/runs.txt"
 
 for r in outlier hog; do
   for mode in slice event; do

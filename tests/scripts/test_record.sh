@@ -14,7 +14,8 @@
 #    are reported as skipped with a reason and the command still runs; --sources kernel
 #    or stacks where they cannot run is refused with 125 (checked only then: where they
 #    can run, their own tests cover them);
-#  - `longpole grade10 DIR` analyses a recording holding an OperationLog and a model.
+#  - `longpole grade10 DIR` analyses a recording holding an OperationLog and a model
+#    (text, --json, --html with the grade10 section, --sqlite).
 set -uo pipefail
 lp=$1 src=$2
 export LONGPOLE_NO_PROGRESS=1
@@ -57,6 +58,21 @@ wait $rec; st=$?
 exec 9>&-
 [ $st = 143 ] || bad "SIGTERM to longpole: exit $st, expected 143 (forwarded to the command): $(cat "$tmp/err5")"
 grep -q '"signal": 15' "$tmp/r5/manifest.json" 2>/dev/null || bad "SIGTERM: the manifest does not say signal 15"
+
+# following a process: SIGTERM to longpole ends the recording, not the process
+mkfifo "$tmp/fifo2"
+sh -c "exec cat '$tmp/fifo2'" > /dev/null &
+target=$!
+"$lp" monitor -q --period 5ms -o "$tmp/r5b" --pid $target 2> "$tmp/err5b" &
+rec=$!
+for _ in $(seq 600); do [ -s "$tmp/r5b/monitor.csv" ] && break; sleep 0.05; done # the sampler has started
+kill -TERM $rec
+wait $rec; st=$?
+[ $st = 0 ] || bad "--pid ended by SIGTERM: exit $st: $(cat "$tmp/err5b")"
+kill -0 $target 2>/dev/null || bad "--pid: SIGTERM to longpole reached the followed process"
+grep -q '"attached": true' "$tmp/r5b/manifest.json" 2>/dev/null || bad "--pid: the manifest does not say attached"
+exec 8> "$tmp/fifo2"; exec 8>&- # ends the target
+wait $target
 
 # 4. recorder failures
 "$lp" monitor -q -o "$tmp/r6" -- /no/such/command 2> "$tmp/err6"; st=$?
@@ -109,6 +125,12 @@ EOF
 head -1 "$tmp/g10.out" | grep -q "^grade10: makespan" || bad "grade10 on a recording: $(head -3 "$tmp/g10.out")"
 grep -qE "^  /Work +cpu +exact 1 +1 " "$tmp/g10.out" || bad "grade10 on a recording: no /Work cpu row: $(cat "$tmp/g10.out")"
 grep -qE "^  cpu " "$tmp/g10.out" || bad "grade10 on a recording: no cpu timeline"
+"$lp" grade10 "$tmp/r13" --json --html "$tmp/g10.html" --sqlite "$tmp/g10.db" > "$tmp/g10.json" 2>&1; st=$?
+[ $st = 0 ] || bad "grade10 --json --html --sqlite: exit $st"
+grep -q '"format": "longpole-grade10"' "$tmp/g10.json" || bad "grade10 --json: $(head -3 "$tmp/g10.json")"
+grep -q 'id="lp-s-grade10"' "$tmp/g10.html" || bad "grade10 --html: no grade10 section"
+grep -q '<svg' "$tmp/g10.html" || bad "grade10 --html: no usage chart"
+[ -s "$tmp/g10.db" ] || bad "grade10 --sqlite: no database"
 
 [ $fail = 0 ] && echo "ok record and monitor: statuses, signals, sources, files, grade10 of a recording"
 exit $fail
