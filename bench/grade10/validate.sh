@@ -12,7 +12,8 @@
 #   balanced    the same total work, the outlier's extra shared evenly by the threads
 #               (what the imbalance issue assumes: durations set to the mean);
 #   hog         the outlier run beside two CPU hogs of this script's own (contention).
-# Then bench/grade10/validate.py on the outlier and hog runs. Every run records the load
+# Then bench/grade10/validate.py on the outlier and hog runs, with the model's rules and
+# with rules fitted (NNLS, --fit-rules) on the balanced run. Every run records the load
 # average and CPU pressure before and after, and the process tree's run-queue delay
 # (proc.delay: time its threads were runnable but not running) against its CPU time.
 set -euo pipefail
@@ -64,6 +65,16 @@ for r in outlier hog; do
     echo "== accuracy: $r run, $mode mode (error of the CPU usage: longpole vs constant upsampling)" | tee -a "$WORK/runs.txt"
     MODE=$mode python3 "$here/validate.py" "$LP" "$WORK/$r" "$WORK/model.g10" "$WORK/$r.$mode.json" | tee -a "$WORK/runs.txt"
   done
+done
+# Rules fitted by NNLS (--fit-rules) on the balanced run (another run of the same work),
+# used on the outlier and hog runs: the cpu rules of the model replaced by the fitted ones.
+sed '/^rule \/\*\*\/Compute cpu/d' "$WORK/model.g10" > "$WORK/model_def.g10"
+"$LP" grade10 --model "$WORK/model_def.g10" --fit-rules "$WORK/balanced" 2> /dev/null | grep '^rule .* cpu ' > "$WORK/fit.rules" || true
+cat "$WORK/model_def.g10" "$WORK/fit.rules" > "$WORK/model_fit.g10"
+echo "== rules fitted on the balanced run: $(tr '\n' ';' < "$WORK/fit.rules")" | tee -a "$WORK/runs.txt"
+for r in outlier hog; do
+  echo "== accuracy: $r run, event mode, fitted rules" | tee -a "$WORK/runs.txt"
+  MODE=event python3 "$here/validate.py" "$LP" "$WORK/$r" "$WORK/model_fit.g10" "$WORK/$r.fit.json" | tee -a "$WORK/runs.txt"
 done
 if [ -n "${OUT:-}" ]; then
   { echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) CPUs, $(uname -sr); g10work $ARGS"; echo '```'; cat "$WORK/runs.txt"; echo '```'; } > "$OUT"
