@@ -54,7 +54,7 @@ static const cli_opt g10_opts[] = {
      .err = "--mode needs slice or event", .bad = "--mode: '%s' is not slice or event", .example = "event",
      .help = "fixed timeslices as the paper (default), or segments between demand changes"},
     {"--fit-rules", .kind = CLI_FLAG, CLI_AT(g10_args, fit),
-     .help = "also fit Variable weights of the defaulted rules by NNLS and print them as rule lines"},
+     .help = "also fit Variable weights of the defaulted rules by NNLS (printed as rule lines)"},
     {"--threshold", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(g10_args, threshold), .range = "[0,1]",
      .err = "--threshold needs a number", .example = "0.05", .help = "report issues gaining at least X of the makespan (default: the model's)"},
     {"--top", .kind = CLI_COUNT, .arg = "N", CLI_AT(g10_args, top), .err = "--top needs a number", .example = "5",
