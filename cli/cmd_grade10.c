@@ -404,6 +404,24 @@ static int fit_rules(FILE *out, const lp_g10_attr *a, const lp_g10_data *d, lp_j
 }
 
 /* The analysis object, with "fitted_rules" added before its end when asked. */
+static void contention_json(const lp_g10_attr *a, const lp_g10_data *d)
+{
+    g10_contention c;
+    g10_contention_of(d, a->x->start[0], a->x->end[0], &c);
+    lp_jsonw j;
+    lp_jsonw_init(&j, stdout, 0);
+    lp_jsonw_obj(&j);
+    if (c.have_delay) {
+        lp_jsonw_kdbl(&j, "cpu_s", c.cpu_s);
+        lp_jsonw_kdbl(&j, "run_queue_delay_s", c.delay_s);
+    }
+    if (c.have_psi)
+        lp_jsonw_kdbl(&j, "psi_cpu_some_s", c.psi_s);
+    lp_jsonw_kdbl(&j, "wall_s", c.wall_s);
+    lp_jsonw_obj_end(&j);
+    lp_jsonw_end(&j);
+}
+
 static int print_json(const lp_g10_attr *a, const lp_g10_issues *is, const g10_args *o, const lp_g10_data *d)
 {
     char *buf = NULL;
@@ -427,21 +445,22 @@ static int print_json(const lp_g10_attr *a, const lp_g10_issues *is, const g10_a
         free(buf);
         return LP_EXIT_INTERNAL;
     }
-    if (!o->fit) {
-        fputs(buf, stdout);
-    } else {
-        char *end = close;
-        while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
-            end--;
-        fwrite(buf, 1, (size_t)(end - buf), stdout);
+    /* the library's object, then the command's own members before its end */
+    char *end = close;
+    while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    fwrite(buf, 1, (size_t)(end - buf), stdout);
+    fputs(",\n  \"contention\": ", stdout);
+    contention_json(a, d);
+    if (o->fit) {
         fputs(",\n  \"fitted_rules\": ", stdout);
         lp_jsonw_init(&j, stdout, 0);
         lp_jsonw_arr(&j);
         fit_rules(stdout, a, d, &j);
         lp_jsonw_arr_end(&j);
         lp_jsonw_end(&j);
-        fputs("\n}\n", stdout);
     }
+    fputs("}\n", stdout); /* lp_jsonw_end ended the line */
     free(buf);
     return 0;
 }
@@ -516,7 +535,9 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
         if (o->json)
             rc = print_json(at, &is, o, &g->d);
         else {
-            g10_print_text(stdout, at, &is, o->top, model_from);
+            g10_contention c;
+            g10_contention_of(&g->d, x->start[0], x->end[0], &c);
+            g10_print_text(stdout, at, &is, o->top, model_from, &c);
             if (o->fit)
                 fit_rules(stdout, at, &g->d, NULL);
         }

@@ -173,7 +173,54 @@ static void print_adjust(FILE *out, const lp_g10_attr *a)
     fprintf(out, "  blocking: %llu intervals of resources not in the model\n", (unsigned long long)a->unknown_blocking);
 }
 
-void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from)
+/* A counter's increase over [t0, t1]: from the last sample at or before t0 (else the
+ * first) to the first at or after t1 (else the last); -1 without samples. */
+static double counter_over(const lp_g10_data *d, const char *metric, int64_t t0, int64_t t1)
+{
+    for (size_t k = 0; k < d->nseries; k++) {
+        const lp_g10_series *s = &d->series[k];
+        if (s->n < 2 || strcmp(lp_strtab_get(&d->strs, s->metric), metric) != 0)
+            continue;
+        size_t i = 0, j = s->n - 1;
+        while (i + 1 < s->n && s->time[i + 1] <= t0)
+            i++;
+        while (j > i && s->time[j - 1] >= t1)
+            j--;
+        return s->value[j] - s->value[i];
+    }
+    return -1;
+}
+
+void g10_contention_of(const lp_g10_data *d, int64_t t0, int64_t t1, g10_contention *c)
+{
+    memset(c, 0, sizeof *c);
+    c->wall_s = (double)(t1 - t0) / 1e9;
+    double cpu = counter_over(d, "proc.cpu", t0, t1), delay = counter_over(d, "proc.delay", t0, t1);
+    double psi = counter_over(d, "psi.cpu.some", t0, t1);
+    if (cpu >= 0 && delay >= 0)
+        c->have_delay = 1, c->cpu_s = cpu, c->delay_s = delay;
+    if (psi >= 0)
+        c->have_psi = 1, c->psi_s = psi;
+}
+
+void g10_print_contention(FILE *out, const g10_contention *c)
+{
+    double dshare = c->have_delay && c->cpu_s + c->delay_s > 0 ? c->delay_s / (c->cpu_s + c->delay_s) : 0;
+    double pshare = c->have_psi && c->wall_s > 0 ? c->psi_s / c->wall_s : 0;
+    if (dshare <= 0.1 && pshare <= 0.1)
+        return;
+    fprintf(out, "contention: ");
+    if (c->have_delay)
+        fprintf(out, "the recorded threads waited for a core %.0f%% of their runnable time (run-queue delay %.3g s "
+                     "against %.3g s of CPU)", 100 * dshare, c->delay_s, c->cpu_s);
+    if (c->have_psi)
+        fprintf(out, "%sCPU pressure (PSI some) %.0f%% of the run", c->have_delay ? "; " : "", 100 * pshare);
+    fprintf(out, ":\n  the run was made under contention; capacities and Exact rules assume free resources "
+                 "(try --fit-rules)\n");
+}
+
+void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from,
+                    const g10_contention *c)
 {
     const lp_g10_exec *x = a->x;
     char d[32];
@@ -189,6 +236,8 @@ void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, ui
     if (a->mode == LP_G10_SLICES)
         fprintf(out, ", %s slices", lp_fmt_dur(a->slice_ns, d, sizeof d));
     fprintf(out, "; model %s\n", model_from);
+    if (c)
+        g10_print_contention(out, c);
     if (is)
         print_issues(out, a, is, top);
     print_bottlenecks(out, a);

@@ -21,8 +21,21 @@ typedef struct g10_adjust {
 
 void g10_adjust_sum(const lp_g10_attr *a, g10_adjust *out);
 
+/* Contention over the run, from the monitor source's counters (docs/record.md), when the
+ * monitoring has them: CPU seconds of the recorded tree (proc.cpu), the time its threads
+ * waited on a run queue (proc.delay), the time some task waited for a CPU (psi.cpu.some). */
+typedef struct g10_contention {
+    int have_delay, have_psi;
+    double cpu_s, delay_s, psi_s, wall_s;
+} g10_contention;
+
+void g10_contention_of(const lp_g10_data *d, int64_t t0, int64_t t1, g10_contention *c);
+/* "runnable but waiting ..." lines when the run was contended (a share over 10 %). */
+void g10_print_contention(FILE *out, const g10_contention *c);
+
 /* The text answer: run, top issues, bottlenecks per phase type and resource, imbalance,
- * resources, adjustments. top: issues printed (0: all reported). */
-void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from);
+ * resources, adjustments. top: issues printed (0: all reported). c may be NULL. */
+void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from,
+                    const g10_contention *c);
 
 #endif
