@@ -23,6 +23,8 @@ static const char exit_codes[] =
      "  5   the input is not a readable trace (unknown format, corrupt, checksum mismatch)\n"
      "  6   out of memory\n"
      "  7   a capacity limit was exceeded (e.g. 2^32 activities)\n"
+     "  8   an index file (`longpole index`) is stale (its traces changed since) or foreign\n"
+     "      (built from other traces, with another clock option, or not an index)\n"
      "  70  internal error\n";
 
 int cli_help_topic(FILE *out, const char *name)

@@ -136,6 +136,9 @@ typedef struct lp_report_data {
     /* call-stack samples of the trace's run (CrystalPerf: resources section; may be NULL) */
     const lp_stacks *samples;
     const lp_cls_model *cpf_model;/* classifier for them (NULL: measured evidence only) */
+    /* the critical path to show instead of the whole-trace one (e.g. one thread's path in
+       a kernel trace's execution graph, `cp --thread --html`); elements of `trace`, copied */
+    const lp_cpath *cp;
     /* shown in the header */
     const char *title;            /* NULL: "longpole report: " and the first input's name */
     const char *const *inputs;    /* the input names as given */
