@@ -93,7 +93,7 @@ static int open_index(const char *cmd, const cli_kload *o, char **paths, int npa
     lp_status st = lp_kindex_fingerprint((const char *const *)paths, (size_t)npaths, &fp, &err);
     if (st)
         return cli_fail(cmd, &err);
-    lp_kindex_expect ex = {&fp, o->no_sync ? 0 : 1};
+    lp_kindex_expect ex = {&fp, o->no_sync ? 0 : 1, 0};
     lp_kindex_verdict v = LP_KINDEX_OK;
     st = lp_kindex_open(o->index, &ex, &k->g, &v, &err);
     lp_kindex_fp_release(&fp);

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
             return die("write", &err);
         t_write = now() - t;
     } else {
-        lp_kindex_expect ex = {&fp, -1};
+        lp_kindex_expect ex = {&fp, -1, 0};
         lp_kindex_verdict v;
         t = now();
         if (lp_kindex_open(index, &ex, &g, &v, &err))

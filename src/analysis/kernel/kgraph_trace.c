@@ -111,8 +111,13 @@ lp_status lp_kgraph_feed(const lp_kgraph *g, lp_builder *b, lp_error *err)
     if (!f.wid)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     lp_status st = setup(&f, err);
-    for (uint32_t w = 0; !st && w < g->nworkers; w++)
-        st = worker(&f, w, err);
+    uint32_t fresh = 0; /* builder ids are given in order: a name seen before gets an older one */
+    for (uint32_t w = 0; !st && w < g->nworkers; w++) {
+        if (!(st = worker(&f, w, err)) && w > 0 && f.wid[w] <= fresh)
+            st = lp_error_set(err, LP_ERR_FORMAT, "workers share the name '%s' (a damaged graph)",
+                              lp_kgraph_worker_name(g, w));
+        fresh = w == 0 || f.wid[w] > fresh ? f.wid[w] : fresh;
+    }
     for (uint32_t w = 0; !st && w < g->nworkers; w++)
         st = edges(&f, w, err);
     for (uint32_t l = 0; !st && l < g->nlinks; l++) {

@@ -142,7 +142,7 @@ static lp_status open_expect(const char *idx, const char *const *paths, size_t n
     lp_status st = lp_kindex_fingerprint(paths, n, &fp, err);
     if (st)
         return st;
-    lp_kindex_expect ex = {&fp, synced};
+    lp_kindex_expect ex = {&fp, synced, 0};
     lp_kgraph *g = NULL;
     st = lp_kindex_open(idx, &ex, &g, v, err);
     lp_kgraph_free(g);
@@ -233,10 +233,15 @@ static void fix_sum(unsigned char *b, size_t n)
     memcpy(b + n - 8, &s, 8);
 }
 
+/* The checks one after the other (1) or side by side on two threads (2), as large files
+ * are opened: every corruption case runs both ways. */
+static unsigned open_threads = 1;
+
 static lp_status open_bytes(const unsigned char *b, size_t n, lp_kindex_verdict *v, lp_kgraph **g, lp_error *err)
 {
     *g = NULL;
-    return lp_kindex_open_mem(b, n, "idx", NULL, g, v, err);
+    lp_kindex_expect ex = {NULL, -1, open_threads};
+    return lp_kindex_open_mem(b, n, "idx", &ex, g, v, err);
 }
 
 /* An opened graph must validate and answer every path query. */
@@ -402,7 +407,7 @@ static void invalid_contents(void)
         fix_sum(b, n);
         lp_kindex_verdict v;
         lp_kgraph *h = NULL;
-        lp_status st = lp_kindex_open_mem(b, n, "idx", NULL, &h, &v, &err);
+        lp_status st = open_bytes(b, n, &v, &h, &err);
         if (st == LP_OK || v != LP_KINDEX_CORRUPT)
             fprintf(stderr, "case '%s' was not refused as corrupt (%s)\n", cases[k].what, st ? err.msg : "accepted");
         CHECK(st != LP_OK && v == LP_KINDEX_CORRUPT);
@@ -424,6 +429,9 @@ int main(void)
     }
     round_trip();
     fingerprints();
+    corruption();
+    invalid_contents();
+    open_threads = 2;
     corruption();
     invalid_contents();
     rmdir(tmpdir);
