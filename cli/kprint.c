@@ -39,8 +39,11 @@ static void header(const cli_kgraph *k, const cli_kquery *q)
     uint64_t n, nnet;
     int64_t ns, netns;
     cli_kcp_unexplained(cp, &n, &nnet, &ns, &netns);
+    size_t nthreads = 0; /* rows of by_thread but the links' one */
+    for (size_t i = 0; i < q->bd.nthread; i++)
+        nthreads += q->bd.by_thread[i].worker != LP_NONE32;
     printf("critical path: %s in %zu elements over %zu threads\n", lp_fmt_dur(cp->end - cp->start, d, sizeof d), cp->n,
-           q->bd.nthread - (q->bd.nthread && q->bd.by_thread[q->bd.nthread - 1].worker == LP_NONE32 ? 1 : 0));
+           nthreads);
     printf("unexplained: %llu elements, %s (of which %llu network waits, %s: packets from or to a host not traced,\n"
            "  or not matched); gaps: %s\n",
            (unsigned long long)n, lp_fmt_dur(ns, d, sizeof d), (unsigned long long)nnet,

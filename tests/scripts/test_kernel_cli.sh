@@ -111,7 +111,7 @@ sed -n 1,5p "$tmp/scp.txt" > "$tmp/head.txt"
 cat > "$tmp/want.txt" <<'EOF'
 thread VM1/scp-7421 (tid 7421 on VM1), bounded critical path
 interval: [1361214092768632625, 1361214092890587053] ns on the reference clock (VM3), the thread's lifetime
-critical path: 122 ms in 294 elements over 11 threads
+critical path: 122 ms in 294 elements over 10 threads
 unexplained: 4 elements, 39.5 ms (of which 2 network waits, 39.5 ms: packets from or to a host not traced,
   or not matched); gaps: 0 ns
 EOF
