@@ -195,6 +195,13 @@ expect_rc 0 "thread by name and host" "$lp" cp --thread scp --host VM1 "$data/sc
 for c in cp info summary; do
   expect_rc 5 "$c on a CTF directory" "$lp" $c "$data/scp_src" && grep -q "cp --thread" "$tmp/err" || bad "$c: message does not name cp --thread"
 done
+mkdir -p "$tmp/notctf" "$tmp/trunc"
+cp "$data/scp_src/channel0_0" "$tmp/notctf/"
+expect_rc 5 "cp --thread on a directory that is not CTF" "$lp" cp --thread 1 "$tmp/notctf" && grep -q "is not a CTF trace: no 'metadata'" "$tmp/err" || bad "not-CTF message"
+cp "$data/scp_src/metadata" "$tmp/trunc/"
+head -c 100000 "$data/scp_src/channel0_0" > "$tmp/trunc/channel0_0"
+"$lp" cp --thread 7421 "$tmp/trunc" > /dev/null 2> "$tmp/err"; rc=$?
+[ $rc -ne 0 ] && grep -q "trunc" "$tmp/err" && ok "truncated stream: exit $rc, named" || bad "truncated stream: exit $rc"
 printf '# tracer: nop\n#\n' > "$tmp/t.ftrace"
 expect_rc 5 "cp on ftrace text" "$lp" cp "$tmp/t.ftrace" && grep -q "cp --thread" "$tmp/err" || bad "ftrace message"
 exit $fail
