@@ -11,7 +11,8 @@
 #  - many-threads: 8,070 graph workers (Trace Compass: 8,060, its per-CPU workers counted
 #    once each), tid 2673's bounded path 22,738 elements over 5,469 threads (TC: 5,473
 #    path workers), unbounded 6,779 over 1,539;
-#  - golden-style text and JSON (the answer's lines, the clock line);
+#  - golden-style text and JSON (the answer's lines, the clock line); many-threads as
+#    ftrace text (kgen) gives the same path as through CTF;
 #  - index: written, reused (same answer, from_index), stale (a trace file touched, in a
 #    copy), foreign (other traces, other clock option, not an index), corrupt (a byte
 #    flipped): refused with exit 8 / 8 / 8 / 5 and a message; `index --check`;
@@ -143,6 +144,20 @@ ok = got == want and all(d["path"][0]["start"] == d["start"] and d["path"][-1]["
 print(("ok" if ok else "FAIL") + " many-threads: workers, bounded elements/threads, unbounded elements/threads %r (want %r)" % (got, want))
 sys.exit(0 if ok else 1)
 EOF
+
+# ftrace text of the same events (bench/kernel/kgen): the same path
+kgen=$(dirname "$lp")/bench/kernel/kgen
+if [ -x "$kgen" ]; then
+  "$kgen" ftrace "$data/many-threads" > "$tmp/mt.ftrace" 2> /dev/null
+  "$lp" cp --thread 2673 --json "$tmp/mt.ftrace" > "$tmp/mtf.json" || bad "many-threads as ftrace"
+  python3 -c "
+import json,sys; a=json.load(open('$tmp/mt.json')); b=json.load(open('$tmp/mtf.json'))
+ok = a['path'] == b['path'] and a['by_state'] == b['by_state']
+print(('ok' if ok else 'FAIL') + ' many-threads as ftrace text: the same path as through CTF'); sys.exit(0 if ok else 1)" || fail=1
+  rm -f "$tmp/mt.ftrace"
+else
+  echo "note: $kgen not built; ftrace comparison skipped"
+fi
 
 # ---- index ---------------------------------------------------------------------------
 cp -r "$data/scp_dest" "$data/scp_src" "$tmp/"
