@@ -110,9 +110,9 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "## Kernel traces: CTF through libbabeltrace2, ftrace text (issue 13)"
   echo
-  echo "Run: \`bash bench/run.sh build/longpole kernel\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load0 before, $load1 after (2-core machine shared with other work: CPU times are user + sys; wall times include waiting for a core). libbabeltrace2 $(pkg-config --modversion babeltrace2 2>/dev/null || echo '?'), $("$BT" --version | head -1)."
+  echo "Run: \`KBENCH_SIZES=\"$SIZES\" KBENCH_RUNS=$RUNS bash bench/run.sh build/longpole kernel\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load0 before, $load1 after (2-core machine shared with other work: CPU times are user + sys; wall times include waiting for a core). libbabeltrace2 $(pkg-config --modversion babeltrace2 2>/dev/null || echo '?'), $("$BT" --version | head -1)."
   echo
-  echo "longpole: \`kbench PATH...\` (lp_ktrace_read: every stream read by its own sink, events normalised, sorted, merged, per-CPU context and socket table; CPU time of the read, best of 3). Floor: babeltrace2's own decoding of the same trace to its dummy sink in the same run (whole process, user + sys, best of 3)."
+  echo "longpole: \`kbench PATH...\` (lp_ktrace_read: every stream read by its own sink, events normalised, sorted, merged, per-CPU context and socket table; CPU time of the read, best of $RUNS). Floor: babeltrace2's own decoding of the same trace to its dummy sink in the same run (whole process, user + sys, best of $RUNS)."
   echo
   echo "| trace | events | MB | longpole CPU s | M events/s | MB/s | µs/event | peak MB | babeltrace2 CPU s | M events/s | µs/event | peak MB | babeltrace2 / longpole | floor, runs |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
