@@ -2,7 +2,7 @@
  * instances, every leaf's active time, one timeline per (consumable resource, host
  * with monitoring), the leaves assigned to timelines by their host with the demand
  * their rule gives them, each timeline built (attrib_tl.c, one thread per timeline
- * through base/par), per-type totals; and the accessors of the result.
+ * through base/pool), per-type totals; and the accessors of the result.
  *
  * A leaf without a host goes to the resource's only timeline when there is exactly
  * one; otherwise it, like a leaf on a host without monitoring, gets no attribution

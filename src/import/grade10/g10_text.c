@@ -78,6 +78,39 @@ lp_status g10_lines_next(g10_lines *L, const char **p, size_t *n, lp_error *err)
     }
 }
 
+lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_csv_header_fn header,
+                       g10_csv_row_fn row, void *ctx, lp_error *err)
+{
+    g10_lines L;
+    g10_lines_init(&L, in);
+    const char *p;
+    size_t n;
+    lp_status st;
+    int first = 1;
+    while ((st = g10_lines_next(&L, &p, &n, err)) == LP_OK) {
+        g10_trim(&p, &n);
+        if (!n || p[0] == '#')
+            continue;
+        if (first) {
+            first = 0;
+            int h = header(ctx, p, n, L.line);
+            if (h < 0) {
+                st = lp_error_set(err, LP_ERR_FORMAT, "line %llu: not a %s header", (unsigned long long)L.line,
+                                  what);
+                break;
+            }
+            if (h)
+                continue;
+        }
+        if ((st = row(ctx, p, n, L.line, err)))
+            break;
+    }
+    g10_lines_release(&L);
+    if (st == LP_END)
+        return LP_OK;
+    return lp_error_push(err, "reading %s", fname);
+}
+
 void g10_trim(const char **p, size_t *n)
 {
     const char *s = *p;

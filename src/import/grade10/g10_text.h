@@ -30,6 +30,16 @@ void g10_lines_release(g10_lines *L);
 /* The next line into (*p, *n): LP_OK, LP_END at the end of input, or an error. */
 lp_status g10_lines_next(g10_lines *L, const char **p, size_t *n, lp_error *err);
 
+/* A CSV with an optional header line, read whole: blank lines and '#' comments are
+ * skipped; the first other line goes to header() (-1: not this format -> LP_ERR_FORMAT
+ * "line N: not a <what> header"; 1: a header, consumed; 0: no header, the line is a
+ * row), every line after it to row(); lines are trimmed. Errors are pushed with
+ * "reading <fname>". */
+typedef int (*g10_csv_header_fn)(void *ctx, const char *p, size_t n, uint64_t line);
+typedef lp_status (*g10_csv_row_fn)(void *ctx, const char *p, size_t n, uint64_t line, lp_error *err);
+lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_csv_header_fn header,
+                       g10_csv_row_fn row, void *ctx, lp_error *err);
+
 /* Trim spaces and tabs from both ends of (*p, *n). */
 void g10_trim(const char **p, size_t *n);
 /* A finite double from exactly the bytes s[0, n); 1 on success. */
