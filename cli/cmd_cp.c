@@ -1,5 +1,6 @@
 /* cmd_cp.c: `longpole cp`: the whole-trace critical path, its breakdown by type, worker
- * and operator, and the conventional profile beside it (text or JSON; cp_print.c). */
+ * and operator, and the conventional profile beside it (text or JSON; cp_print.c). With
+ * --thread, the critical path of one thread of kernel traces instead (cmd_kcp.c). */
 #include "cli.h"
 
 #include <string.h>
@@ -78,6 +79,8 @@ static int resolve_window(const cp_args *a, const lp_trace *t, cli_cp_opts *o)
 
 int cmd_cp(int argc, char **argv)
 {
+    if (cli_has(argc, argv, "--thread")) /* a thread of kernel traces (cmd_kcp.c) */
+        return cli_cp_thread(argc, argv);
     cp_args a;
     cli_args rest;
     int rc = cli_parse(&cli_spec_cp, argc, argv, &a, &rest);

@@ -24,6 +24,8 @@ static const char exit_codes[] =
      "  5   the input is not a readable trace (unknown format, corrupt, checksum mismatch)\n"
      "  6   out of memory\n"
      "  7   a capacity limit was exceeded (e.g. 2^32 activities)\n"
+     "  8   an index file (`longpole index`) is stale (its traces changed since) or foreign\n"
+     "      (built from other traces, with another clock option, or not an index)\n"
      "  70  internal error\n"
      "record, monitor: the recorded command's own status (128+N if signal N ended it), or\n"
      "  125 the recording failed (directory, a named source that cannot run or failed)\n"

@@ -44,6 +44,19 @@ static int lpt_score(const unsigned char *p, size_t n)
     return 5;
 }
 
+/* The header tracefs (`# tracer: ...`) or `longpole record`'s kernel source puts first:
+ * a kernel trace, read by `cp --thread` (import/kernel.h), never by the activity loaders. */
+static int is_ftrace(const void *head, size_t n)
+{
+    static const char *const heads[] = {"# tracer:", "# longpole-kernel:"};
+    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+        size_t k = strlen(heads[i]);
+        if (n >= k && memcmp(head, heads[i], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
                         lp_trace **out, lp_error *err)
 {
@@ -96,6 +109,14 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         if ((st = lp_input_peek(in, &head, &nh, err))) {
             lp_error_push(err, "reading %s", path);
             lp_input_close(in);
+            goto fail;
+        }
+        if (!fmt && is_ftrace(head, nh)) {
+            lp_input_close(in);
+            st = lp_error_set(err, LP_ERR_FORMAT,
+                              "%s: ftrace text (a kernel trace): this command reads activity traces; the critical "
+                              "path of a thread of kernel traces is `longpole cp --thread TID|NAME %s`",
+                              path, path);
             goto fail;
         }
         int is_bin = nh >= 8 && memcmp(head, LP_LPTB_MAGIC, 8) == 0;
