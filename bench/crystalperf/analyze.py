@@ -21,7 +21,7 @@ def main():
         rep[c] = min(rs, key=lambda r: abs(int(r['wall_ns']) - med[c]))  # the run nearest the median
     loaded = sum(int(r['loaded']) for r in rows)
     loads = [float(r['load1']) for r in rows]
-    print('## CrystalPerf what-if validation\n')
+    print('## CrystalPerf what-if validation (issue 16)\n')
     print(f'{len(rows)} runs in {len(configs)} configurations; load average (1 min) before the runs: '
           f'min {min(loads):.2f}, median {statistics.median(loads):.2f}, max {max(loads):.2f}; '
           f'**{loaded} of {len(rows)} runs made while it was above 0.5** (marked: their times are not trustworthy).\n')
