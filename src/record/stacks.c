@@ -168,18 +168,24 @@ io:
 }
 
 /* What was written, as members of the source's manifest object. */
-static void manifest(const stk_rec *r, int rec_rc, int script_rc, char *m, size_t cap)
+static void manifest(const stk_rec *r, int rec_rc, int script_rc, lp_jsonw *m)
 {
-    if (!m || !cap)
+    if (!m)
         return;
-    snprintf(m, cap,
-             "\"files\": [\"stacks.perf.txt\", \"stacks.perf.log\"], \"format\": \"perf-script\", "
-             "\"events\": \"cpu-clock%s, switch records\", \"period_ns\": %lld, \"clock\": \"CLOCK_MONOTONIC\", "
-             "\"perf_record_exit\": %d, \"perf_script_exit\": %d",
-             r->tracepoint ? ", sched:sched_switch" : "", (long long)r->period, rec_rc, script_rc);
+    lp_jsonw_key(m, "files");
+    lp_jsonw_arr(m);
+    lp_jsonw_str(m, "stacks.perf.txt");
+    lp_jsonw_str(m, "stacks.perf.log");
+    lp_jsonw_arr_end(m);
+    lp_jsonw_kstr(m, "format", "perf-script");
+    lp_jsonw_kstr(m, "events", r->tracepoint ? "cpu-clock, sched:sched_switch, switch records" : "cpu-clock, switch records");
+    lp_jsonw_ki64(m, "period_ns", (int64_t)r->period);
+    lp_jsonw_kstr(m, "clock", "CLOCK_MONOTONIC");
+    lp_jsonw_ki64(m, "perf_record_exit", rec_rc);
+    lp_jsonw_ki64(m, "perf_script_exit", script_rc);
 }
 
-static lp_status stacks_stop(void *state, char *m, size_t cap, lp_error *err)
+static lp_status stacks_stop(void *state, lp_jsonw *m, lp_error *err)
 {
     stk_rec *r = state;
     kill(r->perf, SIGINT);
@@ -194,7 +200,7 @@ static lp_status stacks_stop(void *state, char *m, size_t cap, lp_error *err)
     pid_t p = spawn(argv, txt, log, NULL, 0);
     int script_rc = p < 0 ? -1 : wait_exit(p);
     unlink(data);
-    manifest(r, rec_rc, script_rc, m, cap);
+    manifest(r, rec_rc, script_rc, m);
     lp_status st = LP_OK;
     if (script_rc != 0)
         st = lp_error_set(err, LP_ERR_IO, "perf script failed (exit %d; see stacks.perf.log)", script_rc);

@@ -12,8 +12,9 @@
 #    (serve_client.py, raw sockets);
 #  - 500 concurrent connections (plus 100 idle ones) all get their answer, and the
 #    server still answers afterwards;
-#  - an analysis over --job-timeout answers 504 with its error object; more slow
-#    analyses than --jobs running and 64 waiting get 503 with Retry-After;
+#  - an analysis over --job-timeout answers 504 with its error object; with the only
+#    slot held, 64 analyses wait and the next 6 get 503 with Retry-After (analyses that
+#    read a FIFO nobody writes: deterministic under any load);
 #  - the rate limit answers 429 with Retry-After;
 #  - SIGTERM stops the server with exit 0 (under the sanitizer build: no leak, no error).
 # Every wait is bounded (timeout), so a hang fails the test. Skips (77) without python3
@@ -174,31 +175,57 @@ same reqviews /api/skew skew --json "$tmp/req.csv"
 stop_server reqviews "$RPID"
 
 # ---- job limits: an analysis over --job-timeout is a 504; beyond --jobs running and 64
-# waiting, a 503 with Retry-After (the cache itself: tests/unit/test_cmdcache.c) -------------
-"$lp" generate dataflow --records 300000 --seed 9 -o "$tmp/big.lpt" || { echo "FAIL: generate big"; exit 1; }
-start_server jobs "$tmp/big.lpt" --no-views --jobs 1 --job-timeout 0.2 --rate 100000 --burst 100000
+# waiting, a 503 with Retry-After (the cache itself: tests/unit/serve/test_cmdcache.c).
+# Deterministic: every analysis reads a FIFO that nobody writes after the server's own
+# look at it, so it runs until the server gives up on it or is stopped, whatever the
+# machine's load (no race against a clock). ------------------------------------------------
+mkfifo "$tmp/hold.lpt"
+# the server looks at each input once when it starts (to tell traces from request logs)
+( printf 'longpole-trace 1\n' > "$tmp/hold.lpt" ) 2>/dev/null &
+WPID=$!
+start_server jobs "$tmp/hold.lpt" --no-views --jobs 1 --job-timeout 0.2 --rate 100000 --burst 100000
 JPID=$SPID
+wait $WPID # the server has read and closed the FIFO: from now on nobody writes it
 status "/api/summary?window=100us" 504
 grep -q '"status":504' "$tmp/st.out" || { echo "FAIL: 504 without its error object: $(head -c 200 "$tmp/st.out")"; fail=1; }
-status "/api/summary?window=100us" 504
-for i in $(seq 100 169); do
-  curl -s --max-time 120 -o /dev/null -D "$tmp/busy.$i.hdr" -w "%{http_code}\n" \
-    "http://127.0.0.1:$PORT/api/summary?window=${i}us" > "$tmp/busy.$i" &
+stop_server jobs "$JPID"
+
+( printf 'longpole-trace 1\n' > "$tmp/hold.lpt" ) 2>/dev/null &
+WPID=$!
+start_server busy "$tmp/hold.lpt" --no-views --jobs 1 --job-timeout 3600 --rate 100000 --burst 100000
+BPID=$SPID
+wait $WPID
+# one analysis takes the only slot and holds it (blocked on the FIFO) ...
+curl -s --max-time 600 -o /dev/null -w "%{http_code}\n" "http://127.0.0.1:$PORT/api/summary?window=99us" \
+  > "$tmp/busy.held" 2>/dev/null &
+held=0
+for _ in $(seq 6000); do
+  if pgrep -f -- "--window 99us" >/dev/null 2>&1; then held=1; break; fi
+  sleep 0.1
 done
-wait_n=0
+[ $held = 1 ] || { echo "FAIL: the first analysis never started"; fail=1; }
+# ... then 70 more: 64 wait for the slot, exactly 6 are refused at once with 503
 for i in $(seq 100 169); do
-  while [ ! -s "$tmp/busy.$i" ] && [ $wait_n -lt 1200 ]; do sleep 0.1; wait_n=$((wait_n + 1)); done
+  curl -s --max-time 600 -o /dev/null -D "$tmp/busy.$i.hdr" -w "%{http_code}\n" \
+    "http://127.0.0.1:$PORT/api/summary?window=${i}us" > "$tmp/busy.$i" 2>/dev/null &
 done
-n503=$(cat "$tmp"/busy.1?? | grep -c '^503$')
-n504=$(cat "$tmp"/busy.1?? | grep -c '^504$')
-if [ "$n503" -lt 1 ] || [ $((n503 + n504)) -ne 70 ]; then
-  echo "FAIL: 70 slow analyses at once with --jobs 1: $n503 answered 503, $n504 answered 504"; fail=1
+n503=0
+for _ in $(seq 6000); do
+  n503=$(cat "$tmp"/busy.1?? 2>/dev/null | grep -c '^503$')
+  [ "$n503" -ge 6 ] && break
+  sleep 0.1
+done
+sleep 0.5 # a seventh 503 (a wrong count of waiters) would show up by now
+n503=$(cat "$tmp"/busy.1?? 2>/dev/null | grep -c '^503$')
+if [ "$n503" != 6 ]; then
+  echo "FAIL: 1 analysis holding the only slot, 70 more: $n503 answered 503, expected 6 (64 wait)"; fail=1
 else
-  echo "70 slow analyses at once with --jobs 1: $n503 answered 503, $n504 answered 504"
+  echo "1 analysis holding the only slot, 70 more: 64 wait, 6 answered 503"
 fi
 grep -l '^HTTP/1.1 503' "$tmp"/busy.*.hdr 2>/dev/null | head -1 | xargs -r grep -qi '^retry-after: 5' \
   || { echo "FAIL: 503 without Retry-After: 5"; fail=1; }
-stop_server jobs "$JPID"
+stop_server busy "$BPID" # the held and waiting analyses are stopped with it
+wait 2>/dev/null
 
 # ---- the rate limit --------------------------------------------------------------------------
 start_server limited "$tmp/df.lpt" --no-views --rate 2 --burst 5

@@ -40,6 +40,8 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/model/span.h"
+#include "longpole/analysis/grade10/attrib.h"
+#include "longpole/analysis/grade10/issues.h"
 #include "longpole/analysis/crystalperf/bottleneck.h"
 
 #define LP_SQLITE_SCHEMA_VERSION 1
@@ -111,6 +113,13 @@ lp_status lp_sqlite_reqlog(lp_sqlite *db, const lp_reqlog *rl, const lp_skew *sk
  * critical-path time by operation and call path at the percentiles (opts). The
  * activity graph the spans map to is exported with lp_sqlite_trace. */
 lp_status lp_sqlite_spans(lp_sqlite *db, const lp_spans *sp, const lp_sqlite_opts *o, lp_error *err);
+
+/* A Grade10 analysis (kind "grade10"): the model's phase types and resources, every
+ * phase instance, every (leaf, resource) usage and bottleneck time, the resource
+ * timelines and (with `segments`) their segments' demand and usage, the per-type
+ * totals and the issues (`is` may be NULL). */
+lp_status lp_sqlite_grade10(lp_sqlite *db, const lp_g10_attr *a, const lp_g10_issues *is, int segments,
+                            lp_error *err);
 
 /* Commit; fills *stats (may be NULL). */
 lp_status lp_sqlite_commit(lp_sqlite *db, lp_sqlite_stats *stats, lp_error *err);

@@ -111,7 +111,7 @@ static void shipped_cv(void)
     lp_cls_set s;
     lp_cls_set_init(&s);
     lp_error err;
-    if (lp_cls_set_read(&s, SRC_DIR "/share/crystalperf/labels.tsv", NULL, &err)) {
+    if (lp_cls_set_read(&s, LP_SOURCE_DIR "/share/crystalperf/labels.tsv", NULL, &err)) {
         CHECK(0);
         fprintf(stderr, "%s\n", err.msg);
         return;

@@ -14,7 +14,7 @@
 
 #include <math.h>
 
-#define DATA_DIR SRC_DIR "/tests/data/crystalperf/"
+#define DATA_DIR LP_SOURCE_DIR "/tests/data/crystalperf/"
 
 static lp_trace *load_file(const char *path)
 {
@@ -75,7 +75,7 @@ static void golden(const char *name, int want)
 
 static void spark_kat(void)
 {
-    lp_trace *t = load_file(SRC_DIR "/../shared/data/spark/application_1553914137147_0018");
+    lp_trace *t = load_file(LP_SOURCE_DIR "/../shared/data/spark/application_1553914137147_0018");
     if (!t) {
         fprintf(stderr, "test_profile: ../shared/data absent: Spark known answer skipped\n");
         return;

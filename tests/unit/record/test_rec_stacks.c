@@ -54,7 +54,7 @@ int main(void)
         child(p[0], dir);
     }
     close(p[0]);
-    lp_rec_opts o = {dir, 1000000, NULL};
+    lp_rec_opts o = {.dir = dir, .period_ns = 1000000};
     void *st = NULL;
     lp_status s = lp_rec_stacks.start(&st, &o, (int)pid, &err);
     if (s) {
@@ -67,12 +67,21 @@ int main(void)
     close(p[1]);
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);
-    char m[1024] = "";
-    s = lp_rec_stacks.stop(st, m, sizeof m, &err);
+    char *m = NULL;
+    size_t mlen = 0;
+    FILE *mf = open_memstream(&m, &mlen);
+    lp_jsonw jw;
+    lp_jsonw_init(&jw, mf, 0);
+    lp_jsonw_obj(&jw);
+    s = lp_rec_stacks.stop(st, &jw, &err);
+    lp_jsonw_obj_end(&jw);
+    lp_jsonw_end(&jw);
+    fclose(mf);
     CHECK(s == LP_OK);
     if (s)
         fprintf(stderr, "stop: %s\n", err.msg);
-    CHECK(strstr(m, "stacks.perf.txt") != NULL);
+    CHECK(m && strstr(m, "stacks.perf.txt") != NULL);
+    free(m);
     char txt[600];
     snprintf(txt, sizeof txt, "%s/stacks.perf.txt", dir);
     lp_stacks sk;

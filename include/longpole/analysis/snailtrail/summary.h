@@ -90,9 +90,9 @@ void lp_summary_release(lp_summary *s);
 typedef struct lp_sumbuf {
     void *acc[LP_SUM_NKINDS];    /* per kind: dense accumulators */
     size_t cap[LP_SUM_NKINDS];
-    void *pairs;                 /* comm: open-addressing table of sender/receiver pairs */
-    uint32_t *used;              /* its occupied slots */
+    void *pairs;                 /* comm: the sender/receiver pairs and their accumulators */
     size_t pcap, npairs;
+    struct lp_hmap *pairmap;     /* sender << 32 | receiver -> index in pairs (base/hashmap.h) */
 } lp_sumbuf;
 
 void lp_sumbuf_release(lp_sumbuf *b);

@@ -1,0 +1,78 @@
+/* kindex.h: the execution graph persisted (docs/formats/kindex.md): an index file that
+ * later queries map instead of re-reading the kernel traces (the precomputed graphs of
+ * the distributed critical path paper, papers/distributed-critical-path-eci.txt §III-C),
+ * with the keys of the unmatched packets its External Communication Index needs.
+ *
+ * The file is versioned and checksummed (XXH3-64, as .lptb), records the identity of
+ * the traces it was built from (every trace file's path, size and modification time:
+ * the fingerprint) and whether the host clocks were synchronised. Opening it maps it and
+ * checks, in this order: that it is an index of this version (else FOREIGN), that its
+ * size matches its header and its checksum its bytes, and every invariant of the graph
+ * (else CORRUPT), then that it was built from the same traces (else FOREIGN), that none
+ * of their files changed (else STALE), and with the clock option asked for (else
+ * FOREIGN). A refused file is never used; the verdict says why, the error says what
+ * (file, byte offset, section or trace file).
+ */
+#ifndef LONGPOLE_KINDEX_H
+#define LONGPOLE_KINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "longpole/analysis/kernel/kgraph.h"
+
+#define LP_KINDEX_MAGIC "LPKX\r\n\x1a\n"
+#define LP_KINDEX_VERSION 1u
+#define LP_KINDEX_EXT ".lpkx" /* files with this extension are left out of fingerprints */
+
+/* One trace file, or a trace path as given (a root). */
+typedef struct lp_kindex_file {
+    char *path;        /* roots: canonical absolute path; files: root path + "/" + relative path */
+    uint64_t size;
+    int64_t mtime_ns;
+    uint32_t root;     /* index of its root among the roots (a root names itself) */
+    uint32_t is_root;
+} lp_kindex_file;
+
+/* The identity of a set of traces: their roots in the order given, then every regular
+ * file under each directory root, sorted by path within its root. */
+typedef struct lp_kindex_fp {
+    lp_kindex_file *f;
+    size_t n;
+    uint32_t nroots;
+} lp_kindex_fp;
+
+/* Fingerprint trace paths (directories are walked, up to 16 levels, skipping *.lpkx).
+ * LP_ERR_IO if a path cannot be read. */
+lp_status lp_kindex_fingerprint(const char *const *paths, size_t npaths, lp_kindex_fp *fp, lp_error *err);
+void lp_kindex_fp_release(lp_kindex_fp *fp);
+
+/* Write g with its traces' fingerprint to `path` (through a temporary file renamed into
+ * place, so a reader never sees half a file). */
+lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char *path, lp_error *err);
+
+typedef enum lp_kindex_verdict {
+    LP_KINDEX_OK = 0,
+    LP_KINDEX_CORRUPT,   /* truncated, checksum, or an invariant broken */
+    LP_KINDEX_FOREIGN,   /* not an index, another version, other traces, or another clock option */
+    LP_KINDEX_STALE,     /* the same traces, but a file was added, removed or changed since */
+    LP_KINDEX_UNREADABLE /* the operating system refused to open or map it */
+} lp_kindex_verdict;
+
+const char *lp_kindex_verdict_name(lp_kindex_verdict v); /* "ok", "corrupt", "foreign", "stale", "unreadable" */
+
+typedef struct lp_kindex_expect {
+    const lp_kindex_fp *fp; /* the traces as they are now; NULL: do not compare (the caller vouches) */
+    int synced;             /* 1 clocks synchronised, 0 raw, -1 either */
+} lp_kindex_expect;
+
+/* Map and check an index file (expect may be NULL: no comparison). The graph's columns
+ * point into the mapping, which lp_kgraph_free unmaps. On refusal: LP_ERR_FORMAT (foreign
+ * or corrupt), LP_ERR_CHECKSUM, LP_ERR_DATA (stale, or other traces/options) or
+ * LP_ERR_IO, with *verdict set (verdict may be NULL). */
+lp_status lp_kindex_open(const char *path, const lp_kindex_expect *expect, lp_kgraph **out, lp_kindex_verdict *verdict,
+                         lp_error *err);
+/* The same from bytes in memory (copied; tests and fuzzing). `name` names them in errors. */
+lp_status lp_kindex_open_mem(const void *buf, size_t n, const char *name, const lp_kindex_expect *expect, lp_kgraph **out,
+                             lp_kindex_verdict *verdict, lp_error *err);
+
+#endif
