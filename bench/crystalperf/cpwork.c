@@ -10,7 +10,8 @@
  * The coordinator submits a stage's tasks to a queue served by a pool of T threads once
  * the previous stage has finished (a barrier, as Spark's DAG scheduler); every task is a
  * launch message (coordinator -> pool thread, sent when queued, received when taken) and
- * a result message back. Workers carry tid= and pool= attributes, tasks task= and stage=.
+ * a result message back. Workers carry tid= and pool= attributes, tasks task= and stage=,
+ * disk and network tasks the bytes they moved (disk_bytes=, net_bytes=).
  *
  * Modes:
  *   cpwork run [--threads T] [--tasks K] [--cpu-mb M] [--disk-mb M] [--net-mb M]
@@ -223,8 +224,12 @@ static void *pool_main(void *arg)
         unsigned long r = t->stage == 1 ? compress_block(t->id) : t->stage == 2 ? persist_block(t->id)
                                                                                 : ship_block(t->id);
         int64_t e = now_ns();
-        emit("A pool.%d %lld %lld processing %s task=%d stage=%d", k, (long long)s, (long long)e, t->op, t->id,
-             t->stage);
+        if (t->stage == 2 || t->stage == 3) /* the bytes it moved: what a shared device's model needs */
+            emit("A pool.%d %lld %lld processing %s task=%d stage=%d %s_bytes=%lu", k, (long long)s, (long long)e,
+                 t->op, t->id, t->stage, t->stage == 2 ? "disk" : "net", r);
+        else
+            emit("A pool.%d %lld %lld processing %s task=%d stage=%d", k, (long long)s, (long long)e, t->op, t->id,
+                 t->stage);
         pthread_mutex_lock(&mu);
         t->result = r;
         done_count++;

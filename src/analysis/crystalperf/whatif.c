@@ -23,16 +23,34 @@
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
 /* Alg. 2 on one device: the I/O part t_io of a task, split into buffer processing and
- * transfer; the transfer scaled by B/B'. Returns the new I/O time. */
-static double io_time(double t_io, double ratio, double bw, const lp_wi_config *c)
+ * transfer; the transfer scaled by B/B' (ratio B'/B) and by the sharing factor kf. Returns
+ * the new I/O time. */
+static double io_time(double t_io, double ratio, double bw, double kf, const lp_wi_config *c)
 {
-    if (ratio <= 0 || ratio == 1 || t_io <= 0)
+    if (ratio <= 0)
+        ratio = 1;
+    if ((ratio == 1 && kf == 1) || t_io <= 0)
         return t_io;
     double sb = c->buf_bytes > 0 ? c->buf_bytes : 65536, o = c->buf_ns > 0 ? c->buf_ns : 2000;
     double tp = bw > 0 ? (t_io * 1e-9 * bw / sb) * o : 0;
     if (tp > t_io)
         tp = t_io;
-    return tp + (t_io - tp) / ratio;
+    return tp + (t_io - tp) * kf / ratio;
+}
+
+/* The sharing factor k'/k of a device for a task (whatif.h): 1 unless the recording saw
+ * the device saturated (bytes known, recorded bandwidth known) and the slots change. */
+static double share_factor(const lp_wi_node *nd, const lp_wi_config *c, double t_io, double bytes, double bw)
+{
+    if (c->no_sharing || !c->slots || !nd->rec_slots || c->slots == nd->rec_slots || t_io <= 0 || bytes <= 0 ||
+        bw <= 0)
+        return 1;
+    double k = nd->conc >= 1 ? nd->conc : 1;
+    if (k * bytes / (t_io * 1e-9) < LP_WI_SATURATED * bw)
+        return 1;
+    double n2 = (double)c->slots, k2 = k * n2 / (double)nd->rec_slots;
+    k2 = k2 < 1 ? 1 : k2 > n2 ? n2 : k2;
+    return k2 / k;
 }
 
 double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
@@ -42,7 +60,10 @@ double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
         return T;
     double sp = c->cpu_speed > 0 ? c->cpu_speed : 1;
     double tc = nd->v[LP_RES_CPU] * T, td = nd->v[LP_RES_DISK] * T, tn = nd->v[LP_RES_NET] * T;
-    return T - tc - td - tn + tc / sp + io_time(td, c->disk_ratio, c->disk_bw, c) + io_time(tn, c->net_ratio, c->net_bw, c);
+    double kd = share_factor(nd, c, td, nd->disk_bytes, c->disk_bw);
+    double kn = share_factor(nd, c, tn, nd->net_bytes, c->net_bw);
+    return T - tc - td - tn + tc / sp + io_time(td, c->disk_ratio, c->disk_bw, kd, c) +
+           io_time(tn, c->net_ratio, c->net_bw, kn, c);
 }
 
 double lp_wi_memory(double recorded_ns, double mem, double mem2, double data_bytes, double per_byte_ns)

@@ -23,6 +23,13 @@
  *   Alg. 2 (bandwidth B -> B', disk and network separately): t_io = v T; D = t_io B; the
  *     buffer processing t_p = (D / S_B) o stays, the transfer t_io - t_p is scaled by B/B';
  *     network messages between hosts are scaled by B/B' too;
+ *   a shared device (not in the paper, which assumes every task has the bandwidth to
+ *     itself): a task whose pool kept the device saturated while it ran (its bytes over its
+ *     device time, times k, the mean number of its pool's tasks running beside it, itself
+ *     included, at least LP_WI_SATURATED of the recorded bandwidth) had 1/k of the device;
+ *     on N' slots instead of N it runs beside k' = clamp(k N'/N, 1, N') tasks and its
+ *     transfer time is scaled by k'/k as well (needs the task's bytes, attributes
+ *     disk_bytes / net_bytes or Spark's byte metrics, and the recorded bandwidth);
  *   the rest (wait, unknown) is kept.
  * The model's own error is the replay at the recorded configuration against the recorded
  * runtime (as Sparklens reports it): lp_wi_result.self_error of a replay with an
@@ -44,7 +51,13 @@ typedef struct lp_wi_node {
     uint8_t kind;              /* LP_WI_* */
     uint8_t first_wave;        /* in its operator's first wave on its pool, recorded */
     double v[LP_RES_N];        /* resource vector (fractions of dur) */
+    double disk_bytes, net_bytes; /* the task's data on each device (0: not known) */
+    double conc;               /* k: mean number of its pool's tasks running beside it, itself included (>= 1; 0 as 1) */
+    uint32_t rec_slots;        /* N: the slots of its pool in the recording */
 } lp_wi_node;
+
+/* The share of the recorded bandwidth from which a device counts as saturated. */
+#define LP_WI_SATURATED 0.8
 
 typedef struct lp_wi_edge {
     uint32_t src, dst;
@@ -77,6 +90,7 @@ typedef struct lp_wi_config {
     double buf_bytes, buf_ns;  /* S_B and o (defaults 65536 bytes and 2000 ns) */
     int no_vectors;            /* a Sparklens-style replay: task times are not scaled */
     int no_warmup;
+    int no_sharing;            /* the paper's Alg. 1 and 2 only: no shared devices */
 } lp_wi_config;
 
 typedef struct lp_wi_result {
