@@ -78,6 +78,8 @@ static lp_status worker_nodes(const lp_trace *t, const lp_cpf_profile *p, lp_wi_
         if (a > t->wfirst[w] && !gap && tk != LP_STR_NONE && amap[a - 1] != NONE && task_of(t, a - 1) == tk &&
             t->aend[a - 1] == t->astart[a] && !(t->aflags[a - 1] & LP_ACT_GAP)) {
             lp_wi_node *nd = &d->node[amap[a - 1]]; /* one task in several activities */
+            if (len > nd->dur)
+                nd->op = t->aop[a]; /* the task's operator: that of its longest part */
             double tot = (double)(nd->dur + len);
             for (int r = 0; r < LP_RES_N; r++)
                 nd->v[r] = tot > 0 ? (nd->v[r] * (double)nd->dur + v[r] * (double)len) / tot : nd->v[r];
@@ -310,7 +312,9 @@ static lp_status waves(lp_wi_dag *d, lp_error *err)
         if ((st = lp_hmap_put(&cnt, key, k + 1, err)))
             break;
     }
-    /* w: per operator, mean first-wave time over mean later time; averaged by task count */
+    /* w: per operator, mean first-wave time over mean later time, clamped to [1/3, 3];
+     * averaged weighted by the operator's time (a pool's short bookkeeping activities,
+     * e.g. taking a task off a queue, vary most and weigh least) */
     for (uint32_t p = 0; p < d->npools && !st; p++)
         d->warmup[p] = 1;
     if (!st) {
@@ -340,8 +344,10 @@ static lp_status waves(lp_wi_dag *d, lp_error *err)
             double *a = acc + k * 5;
             if (a[1] > 0 && a[3] > 0 && a[2] > 0) {
                 uint32_t p = (uint32_t)a[4];
-                fs[p * 4] += (a[0] / a[1]) / (a[2] / a[3]) * (a[1] + a[3]);
-                fs[p * 4 + 1] += a[1] + a[3];
+                double w = (a[0] / a[1]) / (a[2] / a[3]);
+                w = w < 1.0 / 3 ? 1.0 / 3 : w > 3 ? 3 : w;
+                fs[p * 4] += w * (a[0] + a[2]);
+                fs[p * 4 + 1] += a[0] + a[2];
             }
         }
         for (uint32_t p = 0; p < d->npools && !st; p++)

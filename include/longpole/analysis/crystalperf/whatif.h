@@ -4,7 +4,8 @@
  *
  * The DAG (lp_wi_dag_build) comes from a trace: every activity of a worker in a pool
  * (attribute pool=, or a Spark task slot: executor=) is a task the replay may move to any
- * slot of its pool (consecutive activities with one task= value are one task); every
+ * slot of its pool (consecutive activities with one task= value are one task, of the
+ * operator of its longest part); every
  * other worker is sequential (one slot; all its segments, gaps included, stay in order:
  * a `waiting` gap takes no time of its own, the segment after it waits for the messages
  * that ended it; an `unknown` gap keeps its length). Messages are dependencies: the
@@ -19,7 +20,8 @@
  *   Alg. 1 (cores N -> N', CPU speed s -> s'): T' = T (1 - v_cpu + v_cpu s/s'); a task that
  *     moves into the first wave of its operator on its pool is slowed by the warm-up
  *     factor w, one that moves out of it sped up by w (w fitted per pool: mean first-wave
- *     time over mean later time of the same operator, clamped to [1/3, 3]);
+ *     time over mean later time of the same operator, clamped to [1/3, 3], averaged over
+ *     operators weighted by their time);
  *   Alg. 2 (bandwidth B -> B', disk and network separately): t_io = v T; D = t_io B; the
  *     buffer processing t_p = (D / S_B) o stays, the transfer t_io - t_p is scaled by B/B';
  *     network messages between hosts are scaled by B/B' too;
