@@ -41,6 +41,46 @@ def whatif(lp, ra, rb):
         return None, ' + '.join(kind)
 
 
+DESIGN = {'compress': 'cpu', 'persist': 'disk', 'ship': 'net'}  # what each stage of cpwork was made to use
+
+
+def vectors(lp, by):
+    """Resource vectors against the design: per configuration, the median share of each
+    stage's time that `longpole resources` attributes to the resource the stage was
+    made to use, and in how many runs that resource is the stage's largest."""
+    print('\nResource vectors against the workload\'s design (`longpole resources --samples`, all activities of '
+          'the stage; median share over the runs, and the runs whose largest resource is the designed one):\n')
+    print('| config | ' + ' | '.join(f'{op} → {r}' for op, r in DESIGN.items()) + ' | bottleneck of the path (runs) |')
+    print('|---|' + '---|' * (len(DESIGN) + 1))
+    tot, right = 0, 0
+    for c, rs in by.items():
+        share = {op: [] for op in DESIGN}
+        top = {op: 0 for op in DESIGN}
+        bn = {}
+        for r in rs:
+            p = subprocess.run([lp, 'resources', r['trace'], '--samples', r['samples'], '--json', '-q'],
+                               capture_output=True, text=True)
+            try:
+                j = json.loads(p.stdout)
+            except ValueError:
+                continue
+            bn[j['bottleneck']] = bn.get(j['bottleneck'], 0) + 1
+            for o in j['operations']:
+                op = o['operation']
+                if op not in DESIGN:
+                    continue
+                v = o['all']
+                t = sum(v.values())
+                share[op].append(v[DESIGN[op]] / t if t else 0)
+                ok = max(v, key=v.get) == DESIGN[op]
+                top[op] += ok
+                tot, right = tot + 1, right + ok
+        print(f'| {c} | ' + ' | '.join(f'{100 * statistics.median(share[op]):.1f} % ({top[op]}/{len(share[op])})'
+                                       if share[op] else '-' for op in DESIGN) +
+              ' | ' + ', '.join(f'{k} {n}' for k, n in sorted(bn.items())) + ' |')
+    print(f'\nThe designed resource is the largest in {right} of {tot} (stage, run) pairs.')
+
+
 def main():
     lp, path = sys.argv[1], sys.argv[2]
     rows = [r for r in csv.DictReader(open(path), delimiter='\t') if r['wall_ns']]
@@ -64,6 +104,7 @@ def main():
         ld = [float(r['load1']) for r in by[c]] + [float(r.get('load1_end') or r['load1']) for r in by[c]]
         print(f"| {c} | {r0['cores']} | {r0['quota_pct']} % | {r0['disk_MiBps']} | {r0['net_Mbit']} | {len(w)} | "
               f"{med[c] / 1e9:.3f} | {min(w):.3f} | {max(w):.3f} | {min(ld):.1f}..{max(ld):.1f} |")
+    vectors(lp, by)
     devs = {m: [] for m, _ in METHODS}
     kinds = {}
     selfs = {}

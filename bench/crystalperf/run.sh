@@ -145,4 +145,12 @@ done
   python3 "$here/analyze.py" "$LP" "$runs"
   echo
   echo "Run: \`bash bench/crystalperf/run.sh\` (RUNS=$RUNS, TASKS=$TASKS, CPU_MB=$CPU_MB, DISK_MB=$DISK_MB, NET_MB=$NET_MB) on $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo
+  echo "### The resource classifier (grouped cross-validation, deterministic)"
+  echo
+  echo "\`longpole classify --cv share/crystalperf/labels.tsv\` (5 folds, seed 1; whole groups — libraries, modules, packages, headers — held out):"
+  echo
+  echo '```'
+  "$LP" classify --cv "$root/share/crystalperf/labels.tsv" 2>&1
+  echo '```'
 } | tee "$OUT"

@@ -38,19 +38,26 @@ static double io_time(double t_io, double ratio, double bw, double kf, const lp_
     return tp + (t_io - tp) * kf / ratio;
 }
 
-/* The sharing factor k'/k of a device for a task (whatif.h): 1 unless the recording saw
- * the device saturated (bytes known, recorded bandwidth known) and the slots change. */
-static double share_factor(const lp_wi_node *nd, const lp_wi_config *c, double t_io, double bytes, double bw)
+/* A device's new time for a task (whatif.h): Alg. 2 (io_time) when the recording does
+ * not say the task's bytes and the recorded bandwidth, or with no_sharing; otherwise, on
+ * a device the recording saturated, Alg. 2 with the sharing factor k'/k; on one it did
+ * not saturate, the recorded time until the new bandwidth shared by k' tasks becomes the
+ * bound: max(t_io, k' D / B'). */
+static double dev_time(const lp_wi_node *nd, const lp_wi_config *c, double t_io, double bytes, double rate, double bw,
+                       double ratio)
 {
-    if (c->no_sharing || !c->slots || !nd->rec_slots || c->slots == nd->rec_slots || t_io <= 0 || bytes <= 0 ||
-        bw <= 0)
-        return 1;
-    double k = nd->conc >= 1 ? nd->conc : 1;
-    if (k * bytes / (t_io * 1e-9) < LP_WI_SATURATED * bw)
-        return 1;
-    double n2 = (double)c->slots, k2 = k * n2 / (double)nd->rec_slots;
-    k2 = k2 < 1 ? 1 : k2 > n2 ? n2 : k2;
-    return k2 / k;
+    if (c->no_sharing || t_io <= 0 || bytes <= 0 || bw <= 0)
+        return io_time(t_io, ratio, bw, 1, c);
+    double k = nd->conc >= 1 ? nd->conc : 1, k2 = k;
+    if (c->slots && nd->rec_slots && c->slots != nd->rec_slots) {
+        double n2 = (double)c->slots;
+        k2 = k * n2 / (double)nd->rec_slots;
+        k2 = k2 < 1 ? 1 : k2 > n2 ? n2 : k2;
+    }
+    if (rate >= LP_WI_SATURATED * bw)
+        return io_time(t_io, ratio, bw, k2 / k, c);
+    double bw2 = bw * (ratio > 0 ? ratio : 1), bound = k2 * bytes / bw2 * 1e9;
+    return bound > t_io ? bound : t_io;
 }
 
 double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
@@ -60,10 +67,8 @@ double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
         return T;
     double sp = c->cpu_speed > 0 ? c->cpu_speed : 1;
     double tc = nd->v[LP_RES_CPU] * T, td = nd->v[LP_RES_DISK] * T, tn = nd->v[LP_RES_NET] * T;
-    double kd = share_factor(nd, c, td, nd->disk_bytes, c->disk_bw);
-    double kn = share_factor(nd, c, tn, nd->net_bytes, c->net_bw);
-    return T - tc - td - tn + tc / sp + io_time(td, c->disk_ratio, c->disk_bw, kd, c) +
-           io_time(tn, c->net_ratio, c->net_bw, kn, c);
+    return T - tc - td - tn + tc / sp + dev_time(nd, c, td, nd->disk_bytes, nd->disk_rate, c->disk_bw, c->disk_ratio) +
+           dev_time(nd, c, tn, nd->net_bytes, nd->net_rate, c->net_bw, c->net_ratio);
 }
 
 double lp_wi_memory(double recorded_ns, double mem, double mem2, double data_bytes, double per_byte_ns)

@@ -1,6 +1,7 @@
 /* whatif_dag.c: the job DAG a what-if replay runs (whatif.h): pools of slots, tasks and
  * the segments of sequential workers, dependencies from messages and from the order of
- * sequential workers, first waves and warm-up factors, the tasks' recorded concurrency k.
+ * sequential workers, first waves and warm-up factors, the tasks' recorded concurrency k
+ * and their groups' rates on the devices.
  *
  * Invariants: nodes are in order of recorded start (ties by worker, then by time on the
  * worker), every edge joins two different nodes, and the nodes of a sequential worker are
@@ -293,6 +294,52 @@ static lp_status concurrency(lp_wi_dag *d, lp_error *err)
     return LP_OK;
 }
 
+/* The rate of every task's pool and operator on each device (whatif.h): sum D over
+ * sum t_io / k of the group's tasks that moved bytes there. O(n) with a map. */
+static lp_status rates(lp_wi_dag *d, lp_error *err)
+{
+    lp_hmap m;
+    lp_status st = lp_hmap_init(&m, 64, err);
+    double *acc = NULL; /* per group: disk D, disk time, net D, net time */
+    size_t cap = 0, ng = 0;
+    uint32_t *grp = lp_malloc((d->n ? d->n : 1) * sizeof *grp);
+    if (!st && !grp)
+        st = nomem(err);
+    for (size_t i = 0; i < d->n && !st; i++) {
+        lp_wi_node *nd = &d->node[i];
+        grp[i] = UINT32_MAX;
+        if (nd->kind != LP_WI_TASK || d->seq[nd->pool] || (nd->disk_bytes <= 0 && nd->net_bytes <= 0))
+            continue;
+        uint64_t key = ((uint64_t)nd->pool << 32) | nd->op, g;
+        if (!lp_hmap_get(&m, key, &g)) {
+            if (lp_grow_at(&acc, &cap, (ng + 1) * 4, sizeof *acc)) {
+                st = nomem(err);
+                break;
+            }
+            memset(acc + ng * 4, 0, 4 * sizeof *acc);
+            if ((st = lp_hmap_put(&m, key, ng, err)))
+                break;
+            g = ng++;
+        }
+        grp[i] = (uint32_t)g;
+        double k = nd->conc >= 1 ? nd->conc : 1, dur = (double)nd->dur * 1e-9;
+        if (nd->disk_bytes > 0)
+            acc[g * 4] += nd->disk_bytes, acc[g * 4 + 1] += nd->v[LP_RES_DISK] * dur / k;
+        if (nd->net_bytes > 0)
+            acc[g * 4 + 2] += nd->net_bytes, acc[g * 4 + 3] += nd->v[LP_RES_NET] * dur / k;
+    }
+    for (size_t i = 0; i < d->n && !st; i++)
+        if (grp[i] != UINT32_MAX) {
+            const double *a = acc + (size_t)grp[i] * 4;
+            d->node[i].disk_rate = a[1] > 0 ? a[0] / a[1] : 0;
+            d->node[i].net_rate = a[3] > 0 ? a[2] / a[3] : 0;
+        }
+    lp_free(grp);
+    lp_free(acc);
+    lp_hmap_release(&m);
+    return st;
+}
+
 /* First waves (per pool and operator, the first `slots` tasks) and warm-up factors. */
 static lp_status waves(lp_wi_dag *d, lp_error *err)
 {
@@ -382,6 +429,8 @@ lp_status lp_wi_dag_build(const lp_trace *t, const lp_cpf_profile *p, lp_wi_dag 
         st = edges(t, d, amap, err);
     if (!st)
         st = concurrency(d, err);
+    if (!st)
+        st = rates(d, err);
     if (!st)
         st = waves(d, err);
     d->t0 = t->tmin, d->t1 = t->tmax;

@@ -4,9 +4,9 @@
  * share -> 2302 ms; 2322.5 ms, v = 0.8505 -> 8248 ms, within 1 ms); Alg. 2's split of
  * I/O time; the memory roofline; the warm-up factor. The DAG of a small recorded job
  * (coordinator and a pool) replays to its recorded runtime, also Sparklens-style (no
- * vectors), and so do the Spark logs of ../shared/data (skipped without it). A shared
- * device: a saturated one is shared by the tasks running at once (k'/k), one that was not
- * keeps its time. And a naive twin: a plain time-stepped event loop against the
+ * vectors), and so do the Spark logs of ../shared/data (skipped without it). Shared
+ * devices: a saturated one is shared by the tasks running at once (k'/k), one that was not
+ * keeps its time until the new bandwidth shared by k' tasks is the bound. And a naive twin: a plain time-stepped event loop against the
  * heap-based replay on thousands of random DAGs, every start equal. */
 #include "t.h"
 #include "tutil.h"
@@ -130,6 +130,7 @@ static void test_sharing(void)
 {
     lp_wi_node nd = task(0, 1000000000, 0, 0, 0, 1);
     nd.net_bytes = 0.5e6, nd.conc = 2, nd.rec_slots = 2;
+    nd.net_rate = 1e6; /* the pool's tasks together: 1 MB over 1 s */
     lp_wi_config c;
     memset(&c, 0, sizeof c);
     c.net_bw = 1e6;
@@ -148,21 +149,33 @@ static void test_sharing(void)
     c.net_bw = 0; /* recorded bandwidth unknown: no sharing */
     CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
     c.net_bw = 1e6;
-    nd.net_bytes = 0.3e6; /* 0.6 MB/s together: below 80 %, not saturated, no sharing */
+    nd.net_bytes = 0.3e6, nd.net_rate = 0.6e6; /* 0.6 MB/s together: below 80 %, not saturated, no sharing */
     CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.slots = 0, c.net_ratio = 0.8; /* not saturated: 2 x 0.3 MB over 0.8 MB/s is 0.75 s < 1 s: unchanged */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.net_ratio = 0.5; /* over 0.5 MB/s the bandwidth is the bound: 2 x 0.3 / 0.5 = 1.2 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1.2e9) < 1);
+    c.slots = 1; /* alone at 0.5 MB/s: 0.6 s, under its recorded 1 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.slots = 4, c.net_ratio = 0; /* four at once at 1 MB/s: 1.2 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1.2e9) < 1);
+    c.no_sharing = 1, c.net_ratio = 0.5; /* the paper's Alg. 2: transfer x2 */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 2)) < 1);
+    c.no_sharing = 0, c.net_ratio = 0, c.slots = 1;
     nd.net_bytes = 0; /* bytes unknown */
     CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
     /* saturated (1.5 x 0.6 MB/s); 4 slots -> 2: k' = clamp(1.5 x 2/4, 1, 2) = 1 */
-    nd.net_bytes = 0.6e6, nd.conc = 1.5, nd.rec_slots = 4, c.slots = 2;
+    nd.net_bytes = 0.6e6, nd.net_rate = 0.9e6, nd.conc = 1.5, nd.rec_slots = 4, c.slots = 2;
     CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) / 1.5)) < 1);
     nd.conc = 2, nd.rec_slots = 2, c.slots = 1;
-    nd.v[LP_RES_NET] = 0, nd.v[LP_RES_DISK] = 1, nd.disk_bytes = 0.5e6, c.disk_bw = 1e6; /* the disk alike */
+    /* the disk alike */
+    nd.v[LP_RES_NET] = 0, nd.v[LP_RES_DISK] = 1, nd.disk_bytes = 0.5e6, nd.disk_rate = 1e6, c.disk_bw = 1e6;
     CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 0.5)) < 1);
 
     /* the replay: the two tasks in a row on one slot take as long as side by side */
     lp_wi_node two[2] = {task(0, 1000000000, 0, 0, 0, 1), task(0, 1000000000, 0, 0, 0, 1)};
     for (int i = 0; i < 2; i++)
-        two[i].net_bytes = 0.5e6, two[i].conc = 2, two[i].rec_slots = 2, two[i].first_wave = 1;
+        two[i].net_bytes = 0.5e6, two[i].net_rate = 1e6, two[i].conc = 2, two[i].rec_slots = 2, two[i].first_wave = 1;
     uint32_t s2[1] = {2};
     uint8_t seq[1] = {0};
     double warm[1] = {1};

@@ -25,13 +25,16 @@
  *   Alg. 2 (bandwidth B -> B', disk and network separately): t_io = v T; D = t_io B; the
  *     buffer processing t_p = (D / S_B) o stays, the transfer t_io - t_p is scaled by B/B';
  *     network messages between hosts are scaled by B/B' too;
- *   a shared device (not in the paper, which assumes every task has the bandwidth to
- *     itself): a task whose pool kept the device saturated while it ran (its bytes over its
- *     device time, times k, the mean number of its pool's tasks running beside it, itself
- *     included, at least LP_WI_SATURATED of the recorded bandwidth) had 1/k of the device;
- *     on N' slots instead of N it runs beside k' = clamp(k N'/N, 1, N') tasks and its
- *     transfer time is scaled by k'/k as well (needs the task's bytes, attributes
- *     disk_bytes / net_bytes or Spark's byte metrics, and the recorded bandwidth);
+ *   shared devices (not in the paper, which assumes every task has the bandwidth to
+ *     itself), when the task's bytes D (attributes disk_bytes / net_bytes, or Spark's byte
+ *     metrics) and the recorded bandwidth B are known: k is the mean number of its pool's
+ *     tasks running beside it, itself included; on N' slots instead of N it runs beside
+ *     k' = clamp(k N'/N, 1, N') (k' = k with the slots unchanged). A task whose pool kept
+ *     the device saturated (the rate of its pool's tasks of its operator together,
+ *     sum D / sum (t_io / k), >= LP_WI_SATURATED B) had 1/k of it: Alg. 2 with the
+ *     transfer also scaled by k'/k. On a device it did not saturate its time was not set by
+ *     the bandwidth: it keeps t_io until the new bandwidth shared by k' tasks is the bound,
+ *     t' = max(t_io, k' D / B');
  *   the rest (wait, unknown) is kept.
  * The model's own error is the replay at the recorded configuration against the recorded
  * runtime (as Sparklens reports it): lp_wi_result.self_error of a replay with an
@@ -54,7 +57,10 @@ typedef struct lp_wi_node {
     uint8_t first_wave;        /* in its operator's first wave on its pool, recorded */
     double v[LP_RES_N];        /* resource vector (fractions of dur) */
     double disk_bytes, net_bytes; /* the task's data on each device (0: not known) */
-    double conc;               /* k: mean number of its pool's tasks running beside it, itself included (>= 1; 0 as 1) */
+    double conc;               /* k: mean number of its pool's tasks running beside it, itself
+                                  included (>= 1; 0 counts as 1) */
+    double disk_rate, net_rate; /* bytes/s its pool's tasks of its operator moved on the device together:
+                                   sum D / sum (t_io / k) (0: not known) */
     uint32_t rec_slots;        /* N: the slots of its pool in the recording */
 } lp_wi_node;
 
