@@ -88,7 +88,7 @@ static const cli_opt wi_opts[] = {
      .example = "2us", .help = "Alg. 2's buffer size and cost per buffer (default 64 KiB, 2 us)"},
     {"--no-warmup", .kind = CLI_FLAG, CLI_AT(wi_args, no_warmup), .help = "no warm-up factor (w = 1)"},
     {"--no-sharing", .kind = CLI_FLAG, CLI_AT(wi_args, no_sharing),
-     .help = "the paper's Alg. 1 and 2 only: a device the recording saturated is not\ntreated as shared by the tasks running at once"},
+     .help = "the paper's Alg. 1 and 2 only: no shared devices (docs/analyses/crystalperf.md)"},
     {"--json", .kind = CLI_FLAG, CLI_AT(wi_args, json), .help = "one JSON document"},
     CLI_END,
 };
@@ -102,10 +102,13 @@ const cli_spec cli_spec_whatif = {
              "dependencies) replayed on the new slots, each task's time rescaled by its resource\n"
              "vector (Alg. 1: T' = T(1 - v + v s/s'); Alg. 2: the transfer part of disk and network\n"
              "time scaled by B/B'), tasks moving in or out of the first wave by the fitted warm-up\n"
-             "factor; a device the recording saturated (bytes of the tasks against --at-disk-bw,\n"
-             "--at-net-bw) is shared by the tasks running at once. Always printed: the model's own error at the recorded configuration (the\n"
-             "replay against the recorded runtime), and the baselines: no change, linear scaling\n"
-             "by the changed resource, a Sparklens-style replay without resource vectors, Amdahl.\n",
+             "factor. With the tasks' bytes and the recorded bandwidth (--at-disk-bw, --at-net-bw),\n"
+             "a device the recording saturated is shared by the tasks running at once, and one it\n"
+             "did not saturate keeps a task's time until the new bandwidth is the bound. Always\n"
+             "printed: the model's own error at the recorded configuration (the replay against the\n"
+             "recorded runtime), and the baselines: no change, linear scaling by the changed\n"
+             "resource, a Sparklens-style replay without resource vectors, Amdahl, and the paper's\n"
+             "Alg. 1 and 2 alone.\n",
     .groups = {CLI_OWN("configuration:", wi_opts), CLI_CPF_GROUP(wi_args, cpf), CLI_LOAD_GROUPS(wi_args, load)},
     .notes = "exit status: 0 a prediction; 1 a partial one (the resource vectors cover less than half\n"
              "of the task time a speed or bandwidth change needs: said so); >= 2 none.\n",
