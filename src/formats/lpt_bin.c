@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #define XXH_INLINE_ALL
+#include "codec/secwrite.h"
+
 #include <xxhash.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -29,36 +31,6 @@ typedef lp_lptb_hdr hdr;
 
 /* ---- writer ---------------------------------------------------------------- */
 
-typedef struct bw {
-    FILE *f;
-    XXH3_state_t *h;
-    uint64_t off;
-    int failed;
-} bw;
-
-static void put(bw *w, const void *p, size_t n)
-{
-    if (!n)
-        return;
-    if (fwrite(p, 1, n, w->f) != n)
-        w->failed = 1;
-    XXH3_64bits_update(w->h, p, n);
-    w->off += n;
-}
-
-static void pad(bw *w)
-{
-    static const char zero[8];
-    size_t k = (size_t)((8 - (w->off & 7)) & 7);
-    put(w, zero, k);
-}
-
-static void section(bw *w, const void *p, size_t elem, uint64_t n)
-{
-    put(w, p, elem * n);
-    pad(w);
-}
-
 lp_status lp_lptb_write(const lp_trace *t, FILE *out, lp_error *err)
 {
     /* the string table is NUL-terminated strings: a name holding a NUL byte cannot be
@@ -67,10 +39,10 @@ lp_status lp_lptb_write(const lp_trace *t, FILE *out, lp_error *err)
         if (memchr(t->strs.ptr[i], '\0', t->strs.len[i]))
             return lp_error_set(err, LP_ERR_UNSUPPORTED,
                                 "name %u holds a NUL byte: the binary form cannot store it (write the text form)", i);
-    bw w = {out, XXH3_createState(), 0, 0};
-    if (!w.h)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    XXH3_64bits_reset(w.h);
+    lp_secw w;
+    lp_status st = lp_secw_init(&w, out, err);
+    if (st)
+        return st;
     hdr h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, LP_LPTB_MAGIC, 8);
@@ -86,33 +58,29 @@ lp_status lp_lptb_write(const lp_trace *t, FILE *out, lp_error *err)
     h.tmin = t->tmin;
     h.tmax = t->tmax;
     h.nskew = t->nskew;
-    put(&w, &h, sizeof h);
+    lp_secw_put(&w, &h, sizeof h);
     for (uint32_t i = 0; i < t->strs.n; i++)
-        put(&w, t->strs.ptr[i], (size_t)t->strs.len[i] + 1);
-    pad(&w);
-    section(&w, t->type_name, 4, t->ntypes);
-    section(&w, t->wname, 4, t->nworkers);
-    section(&w, t->wattr, 4, t->nworkers);
-    section(&w, t->wfirst, 8, (uint64_t)t->nworkers + 1);
-    section(&w, t->astart, 8, t->nacts);
-    section(&w, t->aend, 8, t->nacts);
-    section(&w, t->atype, 2, t->nacts);
-    section(&w, t->aop, 4, t->nacts);
-    section(&w, t->aattr, 4, t->nacts);
-    section(&w, t->aflags, 1, t->nacts);
-    section(&w, t->msrc, 4, t->nmsgs);
-    section(&w, t->mdst, 4, t->nmsgs);
-    section(&w, t->msend, 8, t->nmsgs);
-    section(&w, t->mrecv, 8, t->nmsgs);
-    section(&w, t->mid, 8, t->nmsgs);
-    section(&w, t->mattr, 4, t->nmsgs);
-    section(&w, t->mflags, 1, t->nmsgs);
-    section(&w, t->apool, 4, t->napool);
-    uint64_t sum = XXH3_64bits_digest(w.h);
-    XXH3_freeState(w.h);
-    if (fwrite(&sum, 1, 8, out) != 8)
-        w.failed = 1;
-    if (w.failed || fflush(out) != 0 || ferror(out))
+        lp_secw_put(&w, t->strs.ptr[i], (size_t)t->strs.len[i] + 1);
+    lp_secw_pad(&w);
+    lp_secw_section(&w, t->type_name, 4, t->ntypes);
+    lp_secw_section(&w, t->wname, 4, t->nworkers);
+    lp_secw_section(&w, t->wattr, 4, t->nworkers);
+    lp_secw_section(&w, t->wfirst, 8, (uint64_t)t->nworkers + 1);
+    lp_secw_section(&w, t->astart, 8, t->nacts);
+    lp_secw_section(&w, t->aend, 8, t->nacts);
+    lp_secw_section(&w, t->atype, 2, t->nacts);
+    lp_secw_section(&w, t->aop, 4, t->nacts);
+    lp_secw_section(&w, t->aattr, 4, t->nacts);
+    lp_secw_section(&w, t->aflags, 1, t->nacts);
+    lp_secw_section(&w, t->msrc, 4, t->nmsgs);
+    lp_secw_section(&w, t->mdst, 4, t->nmsgs);
+    lp_secw_section(&w, t->msend, 8, t->nmsgs);
+    lp_secw_section(&w, t->mrecv, 8, t->nmsgs);
+    lp_secw_section(&w, t->mid, 8, t->nmsgs);
+    lp_secw_section(&w, t->mattr, 4, t->nmsgs);
+    lp_secw_section(&w, t->mflags, 1, t->nmsgs);
+    lp_secw_section(&w, t->apool, 4, t->napool);
+    if (lp_secw_finish(&w))
         return lp_error_set(err, LP_ERR_IO, "write failed");
     return LP_OK;
 }

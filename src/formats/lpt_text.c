@@ -136,37 +136,6 @@ static inline void cache_put(cslot *c, const tok *t, const char *stable, uint32_
     e->k1 = k1;
 }
 
-/* Parse a time: the common case (1..18 digits, no sign) eight digits at a time,
- * everything else through lp_parse_i64. */
-static inline int parse_time(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 18 || (unsigned char)(s[0] - '0') > 9)
-        return lp_parse_i64(s, n, out);
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t c;
-        memcpy(&c, s + i, 8);
-        /* all eight bytes are '0'..'9': high nibble 3, and adding 6 keeps it 3 */
-        if (((c & 0xF0F0F0F0F0F0F0F0ULL) | (((c + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
-            0x3333333333333333ULL)
-            return 0;
-        c &= 0x0F0F0F0F0F0F0F0FULL;              /* digit values, first digit in the low byte */
-        c = (c * 10 + (c >> 8)) & 0x00FF00FF00FF00FFULL;  /* pairs: 2-digit values */
-        c = (c * 100 + (c >> 16)) & 0x0000FFFF0000FFFFULL; /* quads: 4-digit values */
-        c = (c * 10000 + (c >> 32)) & 0xFFFFFFFFULL;        /* the 8-digit value */
-        v = v * 100000000ULL + c;
-    }
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return 0;
-        v = v * 10 + d;
-    }
-    *out = (int64_t)v;
-    return 1;
-}
-
 /* A printable excerpt of a token: at most 40 bytes of it, control bytes as '?' and
  * bytes that are not valid UTF-8 as \xNN, so messages are always valid UTF-8. */
 static const char *excerpt(char ex[200], const char *p, size_t n)
@@ -368,7 +337,7 @@ static int attrs(reader *r, tok *tk, size_t from, size_t ntok, int msg, uint64_t
         }
         if (msg && k.n == 5 && memcmp(k.p, "bytes", 5) == 0) {
             int64_t nb;
-            if (!parse_time(v.p, v.n, &nb) || nb < 0) {
+            if (!lp_lpt_parse_time(v.p, v.n, &nb) || nb < 0) {
                 char ex[200];
                 BAD(r, LP_RULE_FIELD, "field %zu (bytes): not a non-negative integer: '%s'", i + 1,
                     excerpt(ex, v.p, v.n));
@@ -638,9 +607,9 @@ static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
         char k = tk[0].p[0];
         unsigned i0 = 2, i1 = k == 'A' ? 3 : k == 'M' ? 4 : 0;
         if ((k == 'A' || k == 'M' || k == 'S' || k == 'R') && ntok >= 5) {
-            if (!parse_time(tk[i0].p, tk[i0].n, &pl->t0))
+            if (!lp_lpt_parse_time(tk[i0].p, tk[i0].n, &pl->t0))
                 pl->badtok = (uint8_t)i0;
-            else if (i1 && !parse_time(tk[i1].p, tk[i1].n, &pl->t1))
+            else if (i1 && !lp_lpt_parse_time(tk[i1].p, tk[i1].n, &pl->t1))
                 pl->badtok = (uint8_t)i1;
         }
     }

@@ -15,7 +15,11 @@
 #ifndef LP_FORMATS_LPT_TOK_H
 #define LP_FORMATS_LPT_TOK_H
 
+#include "base/util.h"
+
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -100,6 +104,38 @@ static inline size_t lp_lpt_tokenize(const char *p, size_t n, int padded, lp_lpt
 #undef EMIT
     *pct = haspct != 0;
     return nt;
+}
+
+/* Parse a time token: the common case (1..18 digits, no sign) eight digits at a time
+ * (SWAR; only the token's own bytes are read), everything else through lp_parse_i64.
+ * 1 on success. */
+static inline int lp_lpt_parse_time(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 18 || (unsigned char)(s[0] - '0') > 9)
+        return lp_parse_i64(s, n, out);
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t c;
+        memcpy(&c, s + i, 8);
+        /* all eight bytes are '0'..'9': high nibble 3, and adding 6 keeps it 3 */
+        if (((c & 0xF0F0F0F0F0F0F0F0ULL) | (((c + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
+            0x3333333333333333ULL)
+            return 0;
+        c &= 0x0F0F0F0F0F0F0F0FULL;              /* digit values, first digit in the low byte */
+        c = (c * 10 + (c >> 8)) & 0x00FF00FF00FF00FFULL;  /* pairs: 2-digit values */
+        c = (c * 100 + (c >> 16)) & 0x0000FFFF0000FFFFULL; /* quads: 4-digit values */
+        c = (c * 10000 + (c >> 32)) & 0xFFFFFFFFULL;        /* the 8-digit value */
+        v = v * 100000000ULL + c;
+    }
+    for (; i < n; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d > 9)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = (int64_t)v;
+    return 1;
 }
 
 #endif

@@ -89,38 +89,8 @@ static int valid_name(const tok *t)
     return 1;
 }
 
-/* Parse a time: 1..18 plain digits eight at a time (SWAR), anything else through
- * lp_parse_i64. The token is followed by at least 8 readable bytes or is copied. */
-static inline int parse_time(const tok *t, int64_t *out)
-{
-    const char *s = t->p;
-    size_t n = t->n;
-    if (n == 0 || n > 18 || (unsigned char)(s[0] - '0') > 9)
-        return lp_parse_i64(s, n, out);
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t c;
-        memcpy(&c, s + i, 8);
-        /* eight digits: every byte 0x30..0x39 */
-        if (((c & 0xF0F0F0F0F0F0F0F0ULL) | (((c + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
-            0x3333333333333333ULL)
-            return 0;
-        c &= 0x0F0F0F0F0F0F0F0FULL;
-        c = (c * 10 + (c >> 8)) & 0x00FF00FF00FF00FFULL;
-        c = (c * 100 + (c >> 16)) & 0x0000FFFF0000FFFFULL;
-        c = (c * 10000 + (c >> 32)) & 0xFFFFFFFFULL;
-        v = v * 100000000ULL + c;
-    }
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return 0;
-        v = v * 10 + d;
-    }
-    *out = (int64_t)v;
-    return 1;
-}
+/* Parse a time token (formats/lpt_tok.h). */
+static inline int parse_time(const tok *t, int64_t *out) { return lp_lpt_parse_time(t->p, t->n, out); }
 
 typedef struct pctx {
     lp_stream *s;

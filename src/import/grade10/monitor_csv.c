@@ -137,6 +137,13 @@ static lp_status row(mctx *c, const char *p, size_t n, uint64_t line, lp_error *
     return g10_series_append(s, t, v, line, err);
 }
 
+static int header_cb(void *ctx, const char *p, size_t n, uint64_t line) { return header(ctx, p, n, line); }
+
+static lp_status row_cb(void *ctx, const char *p, size_t n, uint64_t line, lp_error *err)
+{
+    return row(ctx, p, n, line, err);
+}
+
 lp_status lp_g10_read_monitor(lp_g10_data *d, lp_input *in, const lp_g10_read_opts *opts, lp_diags *ds,
                               lp_error *err)
 {
@@ -145,35 +152,5 @@ lp_status lp_g10_read_monitor(lp_g10_data *d, lp_input *in, const lp_g10_read_op
         c.unit = opts->time_unit_ns;
     if (lp_strtab_intern(&d->strs, c.fname, strlen(c.fname), &c.file))
         return nomem(err);
-    g10_lines L;
-    g10_lines_init(&L, in);
-    const char *p;
-    size_t n;
-    lp_status st;
-    int first = 1;
-    while ((st = g10_lines_next(&L, &p, &n, err)) == LP_OK) {
-        const char *t = p;
-        size_t tn = n;
-        g10_trim(&t, &tn);
-        if (!tn || t[0] == '#')
-            continue;
-        if (first) {
-            first = 0;
-            int h = header(&c, t, tn, L.line);
-            if (h < 0) {
-                st = lp_error_set(err, LP_ERR_FORMAT, "line %llu: not a monitoring CSV header",
-                                  (unsigned long long)L.line);
-                break;
-            }
-            if (h)
-                continue;
-        }
-        st = row(&c, t, tn, L.line, err);
-        if (st)
-            break;
-    }
-    g10_lines_release(&L);
-    if (st == LP_END)
-        return LP_OK;
-    return lp_error_push(err, "reading %s", c.fname);
+    return g10_csv_read(in, "monitoring CSV", c.fname, header_cb, row_cb, &c, err);
 }
