@@ -358,23 +358,108 @@ lp_status lp_stream_close_lpt(lp_stream *s, uint32_t ci, lp_error *err)
 
 /* ---- replay files ------------------------------------------------------------------------ */
 
-typedef struct orec {
-    int64_t t;               /* stream time */
-    uint32_t w;              /* its worker */
-    uint8_t kind;            /* 0 A, 1 M, 2 S, 3 R */
-    uint64_t i;              /* activity or message index */
-} orec;
+/* Stream order is (time, worker, kind, index), kind 0 A, 1 M, 2 S, 3 R. It is a merge
+ * of runs each already in that order: a worker's activities (its timeline, sorted by
+ * start: a trace invariant), the messages it sends (by send time) and, with halves,
+ * those it receives (by receive time), from the trace's per-worker endpoints
+ * (lp_endpoints). The merge holds one head per run in a heap, so beside the trace it
+ * needs the endpoints (12 bytes per message and kind), not a record per record. */
+typedef struct erun {
+    const uint32_t *msg;     /* the run's messages, or NULL: activities pos..end */
+    uint64_t pos, end;
+    uint32_t w;
+    uint8_t kind;
+    int64_t t;               /* the head's time */
+} erun;
 
-static int cmp_orec(const void *pa, const void *pb)
+typedef struct emerge {
+    erun *runs;
+    uint32_t *heap, nheap;
+} emerge;
+
+static uint64_t run_rec(const erun *r) { return r->msg ? r->msg[r->pos] : r->pos; }
+
+/* The head's time, skipping gap activities; 0 when the run is empty. */
+static int run_head(const lp_trace *t, erun *r)
 {
-    const orec *a = pa, *b = pb;
+    if (!r->msg)
+        while (r->pos < r->end && (t->aflags[r->pos] & LP_ACT_GAP))
+            r->pos++;
+    if (r->pos >= r->end)
+        return 0;
+    uint64_t i = run_rec(r);
+    r->t = r->kind == 0 ? t->astart[i] : r->kind == 3 ? t->mrecv[i] : t->msend[i];
+    return 1;
+}
+
+static int run_less(const emerge *m, uint32_t x, uint32_t y)
+{
+    const erun *a = &m->runs[x], *b = &m->runs[y];
     if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
+        return a->t < b->t;
     if (a->w != b->w)
-        return a->w < b->w ? -1 : 1;
+        return a->w < b->w;
     if (a->kind != b->kind)
-        return a->kind < b->kind ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
+        return a->kind < b->kind;
+    return run_rec(a) < run_rec(b);
+}
+
+static void heap_down(emerge *m, uint32_t k)
+{
+    for (;;) {
+        uint32_t l = 2 * k + 1, best = k;
+        if (l < m->nheap && run_less(m, m->heap[l], m->heap[best]))
+            best = l;
+        if (l + 1 < m->nheap && run_less(m, m->heap[l + 1], m->heap[best]))
+            best = l + 1;
+        if (best == k)
+            return;
+        uint32_t x = m->heap[k];
+        m->heap[k] = m->heap[best];
+        m->heap[best] = x;
+        k = best;
+    }
+}
+
+lp_status lp_stream_emit_order(const lp_trace *t, int halves, lp_emit_fn fn, void *ctx, lp_error *err)
+{
+    uint32_t W = t->nworkers, nk = halves ? 3 : 2;
+    emerge m = {lp_calloc((size_t)W * nk + 1, sizeof(erun)), lp_malloc(((size_t)W * nk + 1) * sizeof(uint32_t)), 0};
+    lp_endpoints snd = {0}, rcv = {0};
+    lp_status st = LP_OK;
+    if (!m.runs || !m.heap) {
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((st = lp_endpoints_build(t, 0, &snd, err)) || (halves && (st = lp_endpoints_build(t, 1, &rcv, err))))
+        goto out;
+    for (uint32_t w = 0; w < W; w++) {
+        erun *r = &m.runs[(size_t)w * nk];
+        r[0] = (erun){NULL, t->wfirst[w], t->wfirst[w + 1], w, 0, 0};
+        r[1] = (erun){snd.msg, snd.off[w], snd.off[w + 1], w, (uint8_t)(halves ? 2 : 1), 0};
+        if (halves)
+            r[2] = (erun){rcv.msg, rcv.off[w], rcv.off[w + 1], w, 3, 0};
+    }
+    for (uint32_t k = 0; k < W * nk; k++)
+        if (run_head(t, &m.runs[k]))
+            m.heap[m.nheap++] = k;
+    for (uint32_t k = m.nheap / 2; k-- > 0;)
+        heap_down(&m, k);
+    while (m.nheap && !st) {
+        erun *r = &m.runs[m.heap[0]];
+        lp_emit_rec e = {r->t, r->w, r->kind, run_rec(r)};
+        st = fn(ctx, &e, err);
+        r->pos++;
+        if (!run_head(t, r))
+            m.heap[0] = m.heap[--m.nheap];
+        heap_down(&m, 0);
+    }
+out:
+    lp_endpoints_release(&snd);
+    lp_endpoints_release(&rcv);
+    lp_free(m.runs);
+    lp_free(m.heap);
+    return st;
 }
 
 /* A name with the writer's escapes (whitespace, '%', '=', control bytes, a leading '#'). */
@@ -393,65 +478,56 @@ static void put_name(FILE *f, const char *p)
     }
 }
 
+/* One record as its .lpt line. */
+static lp_status write_rec(void *ctx, const lp_emit_rec *r, lp_error *err)
+{
+    (void)err;
+    const lp_trace *t = ((const void **)ctx)[0];
+    FILE *f = ((void **)ctx)[1];
+    uint64_t i = r->i;
+    switch (r->kind) {
+    case 0:
+        fputs("A ", f);
+        put_name(f, lp_trace_worker_name(t, r->w));
+        fprintf(f, " %lld %lld ", (long long)t->astart[i], (long long)t->aend[i]);
+        put_name(f, lp_trace_type_name(t, t->atype[i]));
+        if (t->aop[i] != LP_STR_NONE) {
+            fputc(' ', f);
+            put_name(f, lp_trace_str(t, t->aop[i]));
+        }
+        fputc('\n', f);
+        break;
+    case 1:
+        fputs("M ", f);
+        put_name(f, lp_trace_worker_name(t, t->msrc[i]));
+        fprintf(f, " %lld ", (long long)t->msend[i]);
+        put_name(f, lp_trace_worker_name(t, t->mdst[i]));
+        fprintf(f, " %lld\n", (long long)t->mrecv[i]);
+        break;
+    default:
+        fputs(r->kind == 2 ? "S " : "R ", f);
+        put_name(f, lp_trace_worker_name(t, r->w));
+        fprintf(f, " %lld ", (long long)(r->kind == 2 ? t->msend[i] : t->mrecv[i]));
+        put_name(f, lp_trace_worker_name(t, r->kind == 2 ? t->mdst[i] : t->msrc[i]));
+        /* the id: the message index, unique (a multicast send becomes one pair per receive) */
+        fprintf(f, " m%llu\n", (unsigned long long)i);
+        break;
+    }
+    return LP_OK;
+}
+
 lp_status lp_stream_write_lpt(const lp_trace *t, FILE *f, int halves, lp_error *err)
 {
-    uint64_t n = t->nacts - t->ngaps + t->nmsgs * (halves ? 2 : 1);
-    orec *o = lp_malloc((n ? n : 1) * sizeof *o);
-    if (!o)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    uint64_t k = 0;
-    for (uint32_t w = 0; w < t->nworkers; w++)
-        for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++)
-            if (!(t->aflags[i] & LP_ACT_GAP))
-                o[k++] = (orec){t->astart[i], w, 0, i};
-    for (uint64_t m = 0; m < t->nmsgs; m++) {
-        if (halves) {
-            o[k++] = (orec){t->msend[m], t->msrc[m], 2, m};
-            o[k++] = (orec){t->mrecv[m], t->mdst[m], 3, m};
-        } else {
-            o[k++] = (orec){t->msend[m], t->msrc[m], 1, m};
-        }
-    }
-    qsort(o, k, sizeof *o, cmp_orec);
     fprintf(f, "longpole-trace 1\n");
     for (uint32_t w = 0; w < t->nworkers; w++) {
         fputs("W ", f);
         put_name(f, lp_trace_worker_name(t, w));
         fputc('\n', f);
     }
-    for (uint64_t j = 0; j < k; j++) {
-        const orec *r = &o[j];
-        uint64_t i = r->i;
-        switch (r->kind) {
-        case 0:
-            fputs("A ", f);
-            put_name(f, lp_trace_worker_name(t, r->w));
-            fprintf(f, " %lld %lld ", (long long)t->astart[i], (long long)t->aend[i]);
-            put_name(f, lp_trace_type_name(t, t->atype[i]));
-            if (t->aop[i] != LP_STR_NONE) {
-                fputc(' ', f);
-                put_name(f, lp_trace_str(t, t->aop[i]));
-            }
-            fputc('\n', f);
-            break;
-        case 1:
-            fputs("M ", f);
-            put_name(f, lp_trace_worker_name(t, t->msrc[i]));
-            fprintf(f, " %lld ", (long long)t->msend[i]);
-            put_name(f, lp_trace_worker_name(t, t->mdst[i]));
-            fprintf(f, " %lld\n", (long long)t->mrecv[i]);
-            break;
-        default:
-            fputs(r->kind == 2 ? "S " : "R ", f);
-            put_name(f, lp_trace_worker_name(t, r->w));
-            fprintf(f, " %lld ", (long long)(r->kind == 2 ? t->msend[i] : t->mrecv[i]));
-            put_name(f, lp_trace_worker_name(t, r->kind == 2 ? t->mdst[i] : t->msrc[i]));
-            /* the id: the message index, unique (a multicast send becomes one pair per receive) */
-            fprintf(f, " m%llu\n", (unsigned long long)i);
-            break;
-        }
-    }
-    lp_free(o);
+    const void *ctx[2] = {t, f};
+    lp_status st = lp_stream_emit_order(t, halves, write_rec, (void *)ctx, err);
+    if (st)
+        return st;
     if (ferror(f))
         return lp_error_set(err, LP_ERR_IO, "write error");
     return LP_OK;

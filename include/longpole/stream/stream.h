@@ -232,4 +232,19 @@ lp_status lp_stream_serve(lp_stream *s, const lp_serve_opts *o, lp_error *err);
  * system would send, so `stream` reproduces `summary` on it. */
 lp_status lp_stream_write_lpt(const lp_trace *t, FILE *out, int halves, lp_error *err);
 
+/* The records of that order, one call each: kind 0 an activity (i its index, w its
+ * worker), 1 a message at its send (halves: 2 its send on the sender w, 3 its receive on
+ * the receiver w), t the record's time. Ordered by (t, w, kind, i). A merge of each
+ * worker's timeline and messages: beside the trace, the per-worker message endpoints
+ * (12 bytes per message and kind), nothing per activity; a non-zero status from fn stops
+ * it and is returned. */
+typedef struct lp_emit_rec {
+    int64_t t;
+    uint32_t w;
+    uint8_t kind;
+    uint64_t i;
+} lp_emit_rec;
+typedef lp_status (*lp_emit_fn)(void *ctx, const lp_emit_rec *r, lp_error *err);
+lp_status lp_stream_emit_order(const lp_trace *t, int halves, lp_emit_fn fn, void *ctx, lp_error *err);
+
 #endif
