@@ -73,6 +73,11 @@ static void print_breakdown(const lp_trace *t, const lp_breakdown *b, size_t top
         char d[32];
         printf("(waiting, never on the path, not in the profile: %s)\n", lp_fmt_dur(b->waiting_ns, d, sizeof d));
     }
+    if (b->by == LP_BY_TYPE && b->gap_ns) {
+        char d[32];
+        printf("(gaps filled as unknown, not in the input, so not in the profile: %s)\n",
+               lp_fmt_dur(b->gap_ns, d, sizeof d));
+    }
 }
 
 static void json_breakdown(lp_jsonw *j, const lp_trace *t, const lp_breakdown *b)
@@ -82,6 +87,7 @@ static void json_breakdown(lp_jsonw *j, const lp_trace *t, const lp_breakdown *b
     lp_jsonw_ki64(j, "path_total_ns", b->path_total);
     lp_jsonw_ki64(j, "profile_total_ns", b->prof_total);
     lp_jsonw_ki64(j, "waiting_ns", b->waiting_ns);
+    lp_jsonw_ki64(j, "unknown_gaps_ns", b->gap_ns);
     lp_jsonw_key(j, "rows");
     lp_jsonw_arr(j);
     for (size_t i = 0; i < b->n; i++) {

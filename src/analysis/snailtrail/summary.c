@@ -141,6 +141,7 @@ void lp_sumbuf_release(lp_sumbuf *b)
         lp_free(b->acc[k]);
     lp_free(b->pairs);
     lp_free(b->used);
+    lp_free(b->iv);
     memset(b, 0, sizeof *b);
 }
 
@@ -281,24 +282,33 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
                 continue;
             }
             double cp = cpw[v];
-            busy += d;
+            int64_t pd = t->aflags[a] & LP_ACT_GAP ? 0 : d; /* a filled gap is in no profile (breakdown.h) */
+            busy += pd;
             if (at) {
                 at[ty].cp += cp;
-                at[ty].prof += d;
+                at[ty].prof += pd;
             }
             if (aw) {
                 aw[w].cp += cp;
-                aw[w].prof += d;
+                aw[w].prof += pd;
             }
             if (ao) {
                 lp_str op = t->aop[a];
                 size_t o = op == LP_STR_NONE || opid[op] == LP_NONE32 ? none_o : opid[op];
                 ao[o].cp += cp;
-                ao[o].prof += d;
+                ao[o].prof += pd;
             }
         }
-    /* message edges */
+    /* message edges; the profile's communication is the union of their intervals */
     double cpmsg = 0;
+    size_t niv = 0;
+    if (s->nin > buf->capiv) {
+        lp_ival *iv = lp_reallocarray(buf->iv, s->nin, sizeof *iv);
+        if (!iv)
+            goto oom;
+        buf->iv = iv;
+        buf->capiv = s->nin;
+    }
     for (uint64_t v = 0; v < s->nv; v++)
         for (uint32_t k = s->vin[v]; k < s->vin[v + 1]; k++) {
             int64_t d = s->vtime[v] - s->in[k].st;
@@ -308,6 +318,8 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
              * waiting, so it is no communication time in the profile */
             int64_t pd = t->msrc[m] == t->mdst[m] ? 0 : d;
             msgtime += pd;
+            if (pd > 0)
+                buf->iv[niv++] = (lp_ival){s->in[k].st, s->vtime[v]};
             cpmsg += cp;
             if (want_comm) {
                 acc *p = pair_acc(buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
@@ -317,17 +329,18 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
                 p->prof += pd;
             }
         }
+    int64_t msgwall = lp_ival_union(buf->iv, niv);
     if (at) {
         at[comm_t].cp += cpmsg;
-        at[comm_t].prof += msgtime;
+        at[comm_t].prof += msgwall;
     }
     if (aw) {
         aw[comm_w].cp += cpmsg;
-        aw[comm_w].prof += msgtime;
+        aw[comm_w].prof += msgwall;
     }
     if (ao) {
         ao[comm_o].cp += cpmsg;
-        ao[comm_o].prof += msgtime;
+        ao[comm_o].prof += msgwall;
     }
     /* the sampled path */
     int64_t plen = 0;
@@ -389,7 +402,7 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
         o->cp_total = 0;
         o->waiting_ns = waiting;
         o->path_total = plen;
-        o->prof_total = k == LP_SUM_COMM ? msgtime : busy + msgtime;
+        o->prof_total = k == LP_SUM_COMM ? msgtime : busy + msgwall;
         int bad = 0;
         switch (k) {
         case LP_SUM_ACTIVITY:
