@@ -30,6 +30,7 @@
 #include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/analysis/critical-path/check.h"
 #include "longpole/analysis/critical-path/cpath.h"
+#include "longpole/analysis/critical-path/headline.h"
 #include "longpole/analysis/snailtrail/cpmetric.h"
 #include "longpole/analysis/snailtrail/snapshot.h"
 #include "longpole/analysis/snailtrail/summary.h"
