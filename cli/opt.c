@@ -155,7 +155,7 @@ static int unknown(const cli_spec *s, const char *arg)
 static void count_seen(char *base, size_t seen)
 {
     if (seen)
-        (*(int *)(base + seen - 1))++;
+        (*(int *)(void *)(base + seen - 1))++;
 }
 
 /* Apply argv[*i] (and its value) as option o of group g. */
@@ -180,7 +180,7 @@ static int apply(const cli_spec *s, const cli_group *g, const cli_opt *o, int ho
     if (r)
         return msg[0] ? cli_usage(s->cmd, "%s", msg) : bad_value(s, o, val);
     if (o->raw)
-        *(const char **)(base + o->raw - 1) = val;
+        *(const char **)(void *)(base + o->raw - 1) = val;
     count_seen(base, o->seen);
     count_seen(args, g->seen);
     return 0;
@@ -227,7 +227,7 @@ void cli_args_release(const cli_spec *s, void *args, cli_args *a)
     for (const cli_group *g = s->groups; g < s->groups + CLI_MAXGROUPS && g->opts; g++)
         for (const cli_opt *o = g->opts; o->name; o++)
             if (o->kind == CLI_LIST) {
-                cli_list *l = (cli_list *)((char *)args + g->base + o->off);
+                cli_list *l = (cli_list *)(void *)((char *)args + g->base + o->off);
                 lp_free(l->v);
                 memset(l, 0, sizeof *l);
             }

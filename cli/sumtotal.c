@@ -3,6 +3,7 @@
  * the windows where the key ranked first; counts of windows, empty ones, CP-sum
  * failures and broken instrumentation properties. Printed as text or a JSON line. */
 #include "summary.h"
+#include "base/hashmap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,10 +16,9 @@ typedef struct tot_row {
 } tot_row;
 
 typedef struct tot_map {
-    tot_row *rows;
+    tot_row *rows;           /* in order of first appearance */
     size_t n, cap;
-    uint32_t *slot;          /* open addressing: row index + 1, 0 = empty */
-    size_t scap;
+    lp_hmap index;           /* key -> row (the library's hash table) */
 } tot_map;
 
 struct cli_sumtotal {
@@ -41,7 +41,7 @@ void cli_sumtotal_free(cli_sumtotal *st)
         return;
     for (int k = 0; k < LP_SUM_NKINDS; k++) {
         lp_free(st->map[k].rows);
-        lp_free(st->map[k].slot);
+        lp_hmap_release(&st->map[k].index);
     }
     lp_free(st);
 }
@@ -56,38 +56,24 @@ int cli_sumtotal_oom(const cli_sumtotal *st) { return st->oom; }
 
 static tot_row *tot_get(tot_map *m, uint64_t key)
 {
-    if (2 * (m->n + 1) > m->scap) {
-        size_t cap = m->scap ? 2 * m->scap : 64;
-        uint32_t *ns = lp_calloc(cap, sizeof *ns);
-        if (!ns)
-            return NULL;
-        for (size_t i = 0; i < m->n; i++) {
-            size_t h = (size_t)((m->rows[i].key + 1) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
-            while (ns[h])
-                h = (h + 1) & (cap - 1);
-            ns[h] = (uint32_t)(i + 1);
+    int added;
+    uint64_t i = lp_hmap_get_or_put(&m->index, key, m->n, &added);
+    if (i == LP_HMAP_EMPTY)
+        return NULL;
+    if (added) {
+        if (m->n == m->cap) {
+            size_t cap = m->cap ? 2 * m->cap : 32;
+            tot_row *nr = lp_reallocarray(m->rows, cap, sizeof *nr);
+            if (!nr) {
+                lp_hmap_del(&m->index, key);
+                return NULL;
+            }
+            m->rows = nr;
+            m->cap = cap;
         }
-        lp_free(m->slot);
-        m->slot = ns;
-        m->scap = cap;
+        m->rows[m->n++] = (tot_row){key, 0, 0, 0, 0, 0};
     }
-    size_t h = (size_t)((key + 1) * 0x9E3779B97F4A7C15ULL >> 20) & (m->scap - 1);
-    while (m->slot[h]) {
-        if (m->rows[m->slot[h] - 1].key == key)
-            return &m->rows[m->slot[h] - 1];
-        h = (h + 1) & (m->scap - 1);
-    }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 32;
-        tot_row *nr = lp_reallocarray(m->rows, cap, sizeof *nr);
-        if (!nr)
-            return NULL;
-        m->rows = nr;
-        m->cap = cap;
-    }
-    m->rows[m->n] = (tot_row){key, 0, 0, 0, 0, 0};
-    m->slot[h] = (uint32_t)(m->n + 1);
-    return &m->rows[m->n++];
+    return &m->rows[i];
 }
 
 void cli_sumtotal_add(cli_sumtotal *st, const lp_winres *r)

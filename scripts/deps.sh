@@ -6,11 +6,12 @@ set -eu
 purpose=${1:-build}
 pkgs="cmake make ninja-build gcc libc6-dev pkg-config zlib1g-dev libzstd-dev libxxhash-dev"
 pkgs="$pkgs libsqlite3-dev libmicrohttpd-dev" # export --sqlite, serve (issue 6)
+pkgs="$pkgs libbabeltrace2-dev" # LTTng kernel traces in CTF (issue 13)
 case "$purpose" in
   build) ;;
   test) pkgs="$pkgs python3 jq" ;;
   ci) pkgs="$pkgs python3 jq clang libclang-rt-14-dev" ;;
-  bench) pkgs="$pkgs python3 python3-networkx time" ;;
+  bench) pkgs="$pkgs python3 python3-networkx time babeltrace2" ;;
   *) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 esac
 case "$purpose" in test|ci) pkgs="$pkgs sqlite3 curl" ;; esac # SQLite and serve tests (issue 6)

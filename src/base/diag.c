@@ -23,6 +23,9 @@ static const char *const rule_names[LP_RULE_COUNT] = {
     [LP_RULE_BINARY] = "binary",
     [LP_RULE_IMPORT] = "import",
     [LP_RULE_LIMIT] = "limit",
+    [LP_RULE_MODEL] = "model",
+    [LP_RULE_UNMATCHED] = "unmatched",
+    [LP_RULE_GAP] = "gap",
 };
 
 const char *lp_rule_name(lp_rule r) { return (unsigned)r < LP_RULE_COUNT ? rule_names[r] : "?"; }

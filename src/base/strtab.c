@@ -1,12 +1,15 @@
 /* strtab.c: interned strings (see strtab.h).
  *
  * Design: string bytes are appended to blocks that never move (64 KiB, or larger for a
- * longer string); ptr[]/len[] index them by id; an open-addressing, linear-probing
- * table of ids (load <= 1/2) finds a string by its XXH3 hash, whose low 32 bits are
- * cached per id so that probes and rehashes rarely touch the bytes.
+ * longer string); ptr[]/len[] index them by id; the library's hash table
+ * (base/hashmap.h: lp_hmap32, hashed keys) maps 32 bits of the XXH3 hash of a string's
+ * bytes to its id, so probes compare hashes and read the bytes of (almost always) just
+ * the string that matches, and growing the table never touches the bytes. The table is
+ * allocated on first use, so a zeroed lp_strtab is a valid empty table.
  */
 #include "longpole/base/strtab.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <string.h>
 #define XXH_INLINE_ALL
@@ -15,6 +18,19 @@
 #define BLOCK_MIN ((size_t)64 * 1024)
 
 static uint32_t hash_bytes(const char *s, size_t n) { return (uint32_t)XXH3_64bits(s, n); }
+
+/* A string being looked up, for the table's equality callback. */
+typedef struct probe {
+    const lp_strtab *st;
+    const char *s;
+    size_t n;
+} probe;
+
+static inline int same_string(const void *ctx, uint64_t id)
+{
+    const probe *p = ctx;
+    return p->st->len[id] == p->n && memcmp(p->st->ptr[id], p->s, p->n) == 0;
+}
 
 static int add_block(lp_strtab *st, size_t need)
 {
@@ -36,24 +52,6 @@ static int add_block(lp_strtab *st, size_t need)
     return 0;
 }
 
-static int rehash(lp_strtab *st, uint32_t ncap)
-{
-    uint32_t *h = lp_calloc(ncap, sizeof *h);
-    if (!h)
-        return -1;
-    uint32_t mask = ncap - 1;
-    for (uint32_t id = 0; id < st->n; id++) {
-        uint32_t i = st->hval[id] & mask;
-        while (h[i])
-            i = (i + 1) & mask;
-        h[i] = id + 1;
-    }
-    lp_free(st->hash);
-    st->hash = h;
-    st->hcap = ncap;
-    return 0;
-}
-
 int lp_strtab_init(lp_strtab *st)
 {
     memset(st, 0, sizeof *st);
@@ -72,67 +70,57 @@ void lp_strtab_release(lp_strtab *st)
     lp_free(st->blk);
     lp_free(st->ptr);
     lp_free(st->len);
-    lp_free(st->hash);
-    lp_free(st->hval);
+    if (st->index)
+        lp_hmap32_release(st->index);
+    lp_free(st->index);
     memset(st, 0, sizeof *st);
 }
 
 lp_str lp_strtab_find(const lp_strtab *st, const char *s, size_t n)
 {
-    if (!st->hcap)
+    if (!st->index)
         return LP_STR_NONE;
-    uint32_t hv = hash_bytes(s, n), mask = st->hcap - 1;
-    for (uint32_t i = hv & mask;; i = (i + 1) & mask) {
-        uint32_t e = st->hash[i];
-        if (!e)
-            return LP_STR_NONE;
-        uint32_t id = e - 1;
-        if (st->hval[id] == hv && st->len[id] == n && memcmp(st->ptr[id], s, n) == 0)
-            return id;
-    }
+    probe p = {st, s, n};
+    uint32_t id = lp_hmap32_find(st->index, hash_bytes(s, n), same_string, &p, NULL);
+    return id == LP_HMAP32_EMPTY ? LP_STR_NONE : id;
 }
 
 int lp_strtab_intern(lp_strtab *st, const char *s, size_t n, lp_str *out)
 {
     uint32_t hv = hash_bytes(s, n);
-    if (st->hcap) {
-        uint32_t mask = st->hcap - 1;
-        for (uint32_t i = hv & mask;; i = (i + 1) & mask) {
-            uint32_t e = st->hash[i];
-            if (!e)
-                break;
-            uint32_t id = e - 1;
-            if (st->hval[id] == hv && st->len[id] == n && memcmp(st->ptr[id], s, n) == 0) {
-                *out = id;
-                return 0;
-            }
+    if (st->index) {
+        probe p = {st, s, n};
+        uint32_t id = lp_hmap32_find(st->index, hv, same_string, &p, NULL);
+        if (id != LP_HMAP32_EMPTY) {
+            *out = id;
+            return 0;
+        }
+    } else {
+        st->index = lp_malloc(sizeof *st->index);
+        if (!st->index || lp_hmap32_init(st->index, 32, NULL)) {
+            lp_free(st->index);
+            st->index = NULL;
+            return -1;
         }
     }
     if (n >= UINT32_MAX || st->n >= UINT32_MAX - 2)
         return -1;
-    /* keep load factor <= 1/2 */
-    if ((uint64_t)(st->n + 1) * 2 > st->hcap) {
-        uint64_t ncap = st->hcap ? (uint64_t)st->hcap * 2 : 64;
-        if (ncap > (UINT64_C(1) << 31) || rehash(st, (uint32_t)ncap))
-            return -1;
-    }
     if (st->n == st->cap) {
-        size_t cap = st->cap, cap2 = st->cap, cap3 = st->cap;
-        void *p = st->ptr, *l = st->len, *h = st->hval;
+        size_t cap = st->cap, cap2 = st->cap;
+        void *p = st->ptr, *l = st->len;
         if (lp_grow(&p, &cap, st->n + 1, sizeof(char *)))
             return -1;
         st->ptr = p;
         if (lp_grow(&l, &cap2, st->n + 1, sizeof(uint32_t)))
             return -1;
         st->len = l;
-        if (lp_grow(&h, &cap3, st->n + 1, sizeof(uint32_t)))
-            return -1;
-        st->hval = h;
-        st->cap = (uint32_t)(cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3));
+        st->cap = (uint32_t)(cap < cap2 ? cap : cap2);
     }
     if (!st->nblk || st->blksize - st->blkused < n + 1)
         if (add_block(st, n + 1))
             return -1;
+    if (lp_hmap32_add(st->index, hv, st->n, NULL))
+        return -1;
     char *dst = st->blk[st->nblk - 1] + st->blkused;
     memcpy(dst, s, n);
     dst[n] = '\0';
@@ -140,12 +128,7 @@ int lp_strtab_intern(lp_strtab *st, const char *s, size_t n, lp_str *out)
     uint32_t id = st->n++;
     st->ptr[id] = dst;
     st->len[id] = (uint32_t)n;
-    st->hval[id] = hv;
     st->bytes += n;
-    uint32_t mask = st->hcap - 1, i = hv & mask;
-    while (st->hash[i])
-        i = (i + 1) & mask;
-    st->hash[i] = id + 1;
     *out = id;
     return 0;
 }
@@ -156,7 +139,7 @@ size_t lp_strtab_footprint(const lp_strtab *st)
     for (uint32_t i = 0; i + 1 < st->nblk; i++)
         b += BLOCK_MIN; /* approximate: full blocks */
     b += st->blkused;
-    return b + (size_t)st->cap * (sizeof(char *) + 8) + (size_t)st->hcap * 4;
+    return b + (size_t)st->cap * (sizeof(char *) + 4) + (st->index ? lp_hmap32_footprint(st->index) : 0);
 }
 
 int lp_strtab_copy(lp_strtab *dst, const lp_strtab *src)
@@ -166,10 +149,17 @@ int lp_strtab_copy(lp_strtab *dst, const lp_strtab *src)
     dst->blk = lp_malloc(sizeof *dst->blk);
     dst->ptr = lp_malloc(n * sizeof *dst->ptr);
     dst->len = lp_malloc(n * sizeof *dst->len);
-    dst->hval = lp_malloc(n * sizeof *dst->hval);
-    dst->hash = lp_malloc((src->hcap ? src->hcap : 1) * sizeof *dst->hash);
+    dst->index = lp_malloc(sizeof *dst->index);
     char *b = lp_malloc(total ? total : 1);
-    if (!dst->blk || !dst->ptr || !dst->len || !dst->hval || !dst->hash || !b) {
+    if (dst->index) {
+        lp_hmap32 empty;
+        lp_hmap32_init(&empty, 0, NULL);
+        if (lp_hmap32_copy(dst->index, src->index ? src->index : &empty, NULL)) {
+            lp_free(dst->index);
+            dst->index = NULL;
+        }
+    }
+    if (!dst->blk || !dst->ptr || !dst->len || !dst->index || !b) {
         lp_free(b);
         lp_strtab_release(dst);
         return -1;
@@ -184,10 +174,7 @@ int lp_strtab_copy(lp_strtab *dst, const lp_strtab *src)
         b += src->len[id] + 1;
     }
     memcpy(dst->len, src->len, src->n * sizeof *dst->len);
-    memcpy(dst->hval, src->hval, src->n * sizeof *dst->hval);
-    memcpy(dst->hash, src->hash, src->hcap * sizeof *dst->hash);
     dst->n = dst->cap = src->n;
-    dst->hcap = src->hcap;
     dst->bytes = src->bytes;
     return 0;
 }

@@ -30,9 +30,12 @@
  * record fills more than half of it, so re-parsing stays amortised linear) and the
  * record is parsed again. Only once a record is complete are its strings decoded in
  * place (escapes only shrink) and NUL-terminated, so an abandoned parse leaves the
- * buffer intact. String scanning looks at 16 bytes at a time (SSE2, or 8 with SWAR
- * elsewhere) for a quote, a backslash, a control byte or a non-ASCII byte; non-ASCII
- * runs are validated as UTF-8 byte by byte.
+ * buffer intact. The tokens (whitespace, strings, numbers, literals) come from the one
+ * tokenizer, json_lex.h, in its padded strict form; it is shared with the pull reader
+ * (json_pull.c) and the head scanner (json_head.c). String scanning looks at 16 bytes at
+ * a time (SSE2, or 8 with SWAR elsewhere) for a quote, a backslash, a control byte or a
+ * non-ASCII byte; a plain string is taken without leaving the caller, anything else
+ * (escapes, UTF-8, problems) goes through the tokenizer's full string lexer.
  *
  * Invariants: the committed state (pos, line, state machine) only moves when a whole
  * step (a record, a separator, a member key) succeeded; nodes and strings handed out
@@ -40,6 +43,7 @@
  */
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
+#include "codec/json_lex.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -47,12 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #define BUF_INIT ((size_t)4 << 20)
-#define PAD 64
 #define MAX_RECORD_DEFAULT ((size_t)2 << 30)
 
 /* internal node flags kept in lp_json.reserved while parsing */
@@ -102,6 +101,7 @@ typedef struct pctx {
     uint64_t recline;
     /* the first error: structural (returned as P_SYNTAX) or within a record (bad) */
     int bad;
+    lp_json_err code;             /* its reason */
     uint64_t eoff, eline;
     char msg[200];
     /* repair mode: problems mended (the first is described) */
@@ -136,12 +136,14 @@ static const char *found(const pctx *c, const unsigned char *p, char buf[24])
     return buf;
 }
 
-static void note(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void note(pctx *c, const unsigned char *p, const char *fmt, ...)
+static void note(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void note(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
 {
     if (c->bad)
         return;
     c->bad = 1;
+    c->code = code;
     c->eoff = offset_of(c, p);
     c->eline = c->line;
     va_list ap;
@@ -152,8 +154,9 @@ static void note(pctx *c, const unsigned char *p, const char *fmt, ...)
 
 /* A problem inside a string: in repair mode the string is mended (and the first such
  * problem described), otherwise the record is bad. */
-static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...)
+static void fixable(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fixable(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -168,6 +171,7 @@ static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...)
         }
     } else if (!c->bad) {
         c->bad = 1;
+        c->code = code;
         c->eoff = offset_of(c, p);
         c->eline = c->line;
         vsnprintf(c->msg, sizeof c->msg, fmt, ap);
@@ -176,10 +180,12 @@ static void fixable(pctx *c, const unsigned char *p, const char *fmt, ...)
 }
 
 /* A structural error: recorded (replacing a record-level note) and returned. */
-static int syntax(pctx *c, const unsigned char *p, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int syntax(pctx *c, const unsigned char *p, const char *fmt, ...)
+static int syntax(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int syntax(pctx *c, const unsigned char *p, lp_json_err code, const char *fmt, ...)
 {
     c->bad = 1;
+    c->code = code;
     c->eoff = offset_of(c, p);
     c->eline = c->line;
     va_list ap;
@@ -191,188 +197,67 @@ static int syntax(pctx *c, const unsigned char *p, const char *fmt, ...)
 
 static inline const unsigned char *skip_ws(pctx *c, const unsigned char *p)
 {
-    for (;;) {
-        unsigned ch = *p;
-        if (ch > ' ')
-            return p;
-        if (ch == ' ' || ch == '\t' || ch == '\r')
-            p++;
-        else if (ch == '\n') {
-            c->line++;
-            p++;
-        } else
-            return p; /* a control byte or the padding */
-    }
+    return jl_ws(p, c->end, &c->line, 1);
 }
 
 /* ---- strings ------------------------------------------------------------------------ */
 
-/* Length of the UTF-8 sequence at p (2..4), 0 if invalid, -1 if it runs past end. */
-static int utf8_seq(const unsigned char *p, const unsigned char *end)
+/* The string at c->p (its opening quote) past its first byte that is not plain (q):
+ * escapes, control bytes, non-ASCII, or the end of the data. */
+static __attribute__((noinline)) int parse_string_rest(pctx *c, const unsigned char *q, const unsigned char **s,
+                                                       uint32_t *n, int *esc)
 {
-    unsigned c = p[0];
-    int n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-    } else
-        return 0;
-    if (end - p < n)
-        return -1;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (int i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
-static int hexval(unsigned c)
-{
-    if (c >= '0' && c <= '9')
-        return (int)(c - '0');
-    c |= 0x20;
-    if (c >= 'a' && c <= 'f')
-        return (int)(c - 'a' + 10);
-    return -1;
-}
-
-/* Four hex digits at p: the value, or -1. */
-static int hex4(const unsigned char *p)
-{
-    int a = hexval(p[0]), b = hexval(p[1]), x = hexval(p[2]), d = hexval(p[3]);
-    if ((a | b | x | d) < 0)
-        return -1;
-    return a << 12 | b << 8 | x << 4 | d;
-}
-
-/* Find the first byte at or after p that is '"', '\\', < 0x20 or >= 0x80. */
-static inline const unsigned char *scan_plain(const unsigned char *p)
-{
-#if defined(__SSE2__)
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), sp = _mm_set1_epi8(0x20);
-    for (;;) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)), _mm_cmplt_epi8(v, sp));
-        unsigned mask = (unsigned)_mm_movemask_epi8(m);
-        if (mask)
-            return p + __builtin_ctz(mask);
-        p += 16;
+    const unsigned char *s0 = c->p + 1;
+    jl_str r;
+    switch (jl_string(q, c->end, NULL, c->final, JL_STRICT, 1, &r)) {
+    case JL_MORE: return P_MORE;
+    case JL_BREAK: return syntax(c, r.at, LP_JSON_E_STRING, "line break inside a string (unterminated string?)");
+    default: break;
     }
-#else
-    for (;;) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-        uint64_t xq = w ^ (ones * '"'), xb = w ^ (ones * '\\');
-        uint64_t t = ((xq - ones) & ~xq) | ((xb - ones) & ~xb) | (w - ones * 0x20) | w;
-        t &= high;
-        if (t) {
-            for (int i = 0; i < 8; i++)
-                if (p[i] == '"' || p[i] == '\\' || p[i] < 0x20 || p[i] >= 0x80)
-                    return p + i;
-        }
-        p += 8;
-    }
-#endif
-}
-
-/* p at the opening quote. On success *s, *n are the raw bytes between the quotes,
- * *esc tells whether they hold escapes, and c->p is past the closing quote. Problems
- * inside the string are noted (record-level); a line break is structural. */
-static int parse_string(pctx *c, const unsigned char **s, uint32_t *n, int *esc)
-{
-    const unsigned char *p = c->p + 1, *end = c->end;
-    const unsigned char *s0 = p;
-    int e = 0;
     c->strfix = 0;
-    for (;;) {
-        p = scan_plain(p);
-        unsigned ch = *p;
-        if (ch == '"')
+    if (r.prob) {
+        char fb[24];
+        switch (r.prob) {
+        case JL_P_UHEX: fixable(c, r.at, LP_JSON_E_STRING, "bad escape: \\u must be followed by four hex digits"); break;
+        case JL_P_HIGH:
+            fixable(c, r.at, LP_JSON_E_STRING, "bad escape: high surrogate \\u%04X without a low surrogate after it", r.val);
             break;
-        if (ch == '\\') {
-            e = 1;
-            if (end - p < 2 && !c->final)
-                return P_MORE;
-            unsigned x = p[1];
-            if (x == 'u') {
-                if (end - p < 6 && !c->final)
-                    return P_MORE; /* (when final, the zero padding makes the digits invalid) */
-                int v = hex4(p + 2);
-                if (v < 0) {
-                    fixable(c, p, "bad escape: \\u must be followed by four hex digits");
-                    p += 2;
-                    continue;
-                }
-                if (v >= 0xD800 && v <= 0xDBFF) {
-                    if (end - p < 12 && !c->final)
-                        return P_MORE;
-                    int w = p[6] == '\\' && p[7] == 'u' ? hex4(p + 8) : -1;
-                    if (w < 0xDC00 || w > 0xDFFF) {
-                        fixable(c, p, "bad escape: high surrogate \\u%04X without a low surrogate after it", (unsigned)v);
-                        p += 6;
-                        continue;
-                    }
-                    p += 12;
-                    continue;
-                }
-                if (v >= 0xDC00 && v <= 0xDFFF)
-                    fixable(c, p, "bad escape: lone low surrogate \\u%04X", (unsigned)v);
-                p += 6;
-                continue;
-            }
-            if (!strchr("\"\\/bfnrt", (int)x) || x == 0) {
-                if (x == '\n')
-                    return syntax(c, p + 1, "line break inside a string (unterminated string?)");
-                char fb[24];
-                fixable(c, p, "bad escape '\\' followed by %s", found(c, p + 1, fb));
-            }
-            p += 2;
-            continue;
+        case JL_P_LOW: fixable(c, r.at, LP_JSON_E_STRING, "bad escape: lone low surrogate \\u%04X", r.val); break;
+        case JL_P_ESC:
+            fixable(c, r.at, LP_JSON_E_STRING, "bad escape '\\' followed by %s", found(c, r.at + 1, fb));
+            break;
+        case JL_P_CTRL:
+            fixable(c, r.at, LP_JSON_E_STRING, "control character 0x%02x inside a string (must be escaped)", r.val);
+            break;
+        default: fixable(c, r.at, LP_JSON_E_UTF8, "invalid UTF-8 byte 0x%02x in a string", r.val); break;
         }
-        if (ch < 0x20) {
-            if (p >= end)
-                return P_MORE;
-            if (ch == '\n')
-                return syntax(c, p, "line break inside a string (unterminated string?)");
-            fixable(c, p, "control character 0x%02x inside a string (must be escaped)", ch);
-            p++;
-            continue;
-        }
-        /* non-ASCII */
-        int k = utf8_seq(p, end);
-        if (k < 0)
-            return P_MORE;
-        if (k == 0) {
-            fixable(c, p, "invalid UTF-8 byte 0x%02x in a string", ch);
-            p++;
-            continue;
-        }
-        p += k;
     }
-    if (p - s0 > (ptrdiff_t)UINT32_MAX)
-        return syntax(c, s0, "string longer than 4 GiB");
+    if (r.q - s0 > (ptrdiff_t)UINT32_MAX)
+        return syntax(c, s0, LP_JSON_E_SIZE, "string longer than 4 GiB");
     *s = s0;
-    *n = (uint32_t)(p - s0);
-    *esc = e | (c->strfix ? 2 : 0);
-    c->p = p + 1;
+    *n = (uint32_t)(r.q - s0);
+    *esc = (r.esc ? 1 : 0) | (c->strfix ? 2 : 0);
+    c->p = r.q + 1;
     return P_OK;
 }
 
-/* Decode the (validated) escaped string at s[0..n) in place; returns the new length. */
+/* p at the opening quote. On success *s, *n are the raw bytes between the quotes,
+ * *esc tells whether they hold escapes (1) and need mending (2), and c->p is past the
+ * closing quote. The first problem inside the string is noted (record-level); a line
+ * break is structural. */
+static inline int parse_string(pctx *c, const unsigned char **s, uint32_t *n, int *esc)
+{
+    const unsigned char *s0 = c->p + 1, *q = jl_scan_plain(s0, c->end, NULL, 1);
+    if (*q != '"' || q - s0 > (ptrdiff_t)UINT32_MAX) /* (the zero padding is not a quote) */
+        return parse_string_rest(c, q, s, n, esc);
+    *s = s0;
+    *n = (uint32_t)(q - s0);
+    *esc = 0;
+    c->p = q + 1;
+    return P_OK;
+}
+
+/* Decode the (checked) escaped string at s[0..n) in place; returns the new length. */
 static uint32_t unescape(char *s, uint32_t n)
 {
     unsigned char *r = (unsigned char *)s, *w = (unsigned char *)s, *end = r + n;
@@ -381,46 +266,9 @@ static uint32_t unescape(char *s, uint32_t n)
             *w++ = *r++;
             continue;
         }
-        unsigned x = r[1];
-        r += 2;
-        switch (x) {
-        case 'b': *w++ = '\b'; break;
-        case 'f': *w++ = '\f'; break;
-        case 'n': *w++ = '\n'; break;
-        case 'r': *w++ = '\r'; break;
-        case 't': *w++ = '\t'; break;
-        case 'u': {
-            int v = hex4(r);
-            r += 4;
-            if (v < 0)
-                break; /* noted at parse time; the record is not handed out */
-            uint32_t cp = (uint32_t)v;
-            if (cp >= 0xD800 && cp <= 0xDBFF && r + 6 <= end && r[0] == '\\' && r[1] == 'u') {
-                int lo = hex4(r + 2);
-                if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
-                    r += 6;
-                }
-            }
-            if (cp < 0x80) {
-                *w++ = (unsigned char)cp;
-            } else if (cp < 0x800) {
-                *w++ = (unsigned char)(0xC0 | cp >> 6);
-                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
-            } else if (cp < 0x10000) {
-                *w++ = (unsigned char)(0xE0 | cp >> 12);
-                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
-            } else {
-                *w++ = (unsigned char)(0xF0 | cp >> 18);
-                *w++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-                *w++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-                *w++ = (unsigned char)(0x80 | (cp & 0x3F));
-            }
-            break;
-        }
-        default: *w++ = (unsigned char)x; break; /* " \ / */
-        }
+        size_t k;
+        r += jl_escape(r, end, w, &k);
+        w += k;
     }
     return (uint32_t)(w - (unsigned char *)s);
 }
@@ -440,36 +288,32 @@ static uint32_t mend(char *s, uint32_t n)
                 continue;
             }
             unsigned x = r[1];
-            const char *simple = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-            const char *q = x ? strchr(simple, (int)x) : NULL;
-            if (q) {
-                *w++ = (unsigned char)to[q - simple];
-                r += 2;
+            if (x && strchr("\"\\/bfnrt", (int)x)) {
+                size_t k;
+                r += jl_escape(r, end, w, &k);
+                w += k;
                 continue;
             }
-            if (x == 'u' && end - r >= 6 && hex4(r + 2) >= 0) {
-                /* reuse the strict decoder on the escape (and its pair) when valid */
-                int v = hex4(r + 2);
-                size_t k = 6;
+            if (x == 'u' && end - r >= 6 && jl_hex4(r + 2) >= 0) {
+                /* the strict decoder on the escape (and its pair) when valid */
+                int v = jl_hex4(r + 2);
                 if (v >= 0xD800 && v <= 0xDBFF) {
-                    int lo = end - r >= 12 && r[6] == '\\' && r[7] == 'u' ? hex4(r + 8) : -1;
+                    int lo = end - r >= 12 && r[6] == '\\' && r[7] == 'u' ? jl_hex4(r + 8) : -1;
                     if (lo < 0xDC00 || lo > 0xDFFF) {
                         *w++ = '?';
                         r += 6;
                         continue;
                     }
-                    k = 12;
                 } else if (v >= 0xDC00 && v <= 0xDFFF) {
                     *w++ = '?';
                     r += 6;
                     continue;
                 }
-                char tmp[12];
-                memcpy(tmp, r, k);
-                uint32_t m = unescape(tmp, (uint32_t)k);
-                memcpy(w, tmp, m);
-                w += m;
-                r += k;
+                unsigned char tmp[4];
+                size_t k;
+                r += jl_escape(r, end, tmp, &k);
+                memcpy(w, tmp, k);
+                w += k;
                 continue;
             }
             *w++ = x >= 0x20 && x < 0x7f && x != 'u' ? (unsigned char)x : '?';
@@ -481,7 +325,7 @@ static uint32_t mend(char *s, uint32_t n)
             r++;
             continue;
         }
-        int k = utf8_seq(r, end);
+        int k = jl_utf8_seq(r, end);
         if (k <= 0) {
             *w++ = '?';
             r++;
@@ -522,39 +366,12 @@ static inline int is_delim(unsigned ch)
 
 static int parse_number(pctx *c, lp_json *nd)
 {
-    const unsigned char *p = c->p, *end = c->end, *s = p;
-    int isint = 1, ok = 1;
-    if (*p == '-')
-        p++;
-    if (*p == '0') {
-        p++;
-    } else if (*p >= '1' && *p <= '9') {
-        while (*p >= '0' && *p <= '9')
-            p++;
-    } else {
-        ok = 0;
-    }
-    if (ok && *p == '.') {
-        isint = 0;
-        p++;
-        if (!(*p >= '0' && *p <= '9'))
-            ok = 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (ok && (*p == 'e' || *p == 'E')) {
-        isint = 0;
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            ok = 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
+    const unsigned char *end = c->end, *s = c->p, *bad;
+    int isint;
+    const unsigned char *p = jl_number(s, end, 1, &bad, &isint);
     if (p >= end && !c->final)
         return P_MORE; /* the number may go on in the next block */
-    if (!ok || !is_delim(*p) || (p < end && *p == 0)) {
+    if (bad || !is_delim(*p) || (p < end && *p == 0)) {
         /* skip the rest of the malformed token */
         const unsigned char *q = p;
         while (q < end && !is_delim(*q))
@@ -562,13 +379,13 @@ static int parse_number(pctx *c, lp_json *nd)
         if (q >= end && !c->final)
             return P_MORE;
         char fb[24];
-        note(c, s, "malformed number (%s after '%.*s')", found(c, p, fb), (int)(p - s > 30 ? 30 : p - s),
-             (const char *)s);
+        note(c, s, LP_JSON_E_NUMBER, "malformed number (%s after '%.*s')", found(c, p, fb),
+             (int)(p - s > 30 ? 30 : p - s), (const char *)s);
         p = q;
         isint = 0;
     }
     if (p - s > (ptrdiff_t)UINT32_MAX)
-        return syntax(c, s, "number longer than 4 GiB");
+        return syntax(c, s, LP_JSON_E_SIZE, "number longer than 4 GiB");
     nd->type = LP_JSON_NUMBER;
     nd->flags = isint ? LP_JSON_F_INT : 0;
     nd->s = (const char *)s;
@@ -584,7 +401,7 @@ static int parse_container(pctx *c, size_t idx, int isobj)
     lp_json_reader *r = c->r;
     const unsigned char *open = c->p;
     if (++c->depth > LP_JSON_READ_MAXDEPTH)
-        return syntax(c, open, "nesting deeper than %d arrays/objects", LP_JSON_READ_MAXDEPTH);
+        return syntax(c, open, LP_JSON_E_DEPTH, "nesting deeper than %d arrays/objects", LP_JSON_READ_MAXDEPTH);
     c->p = skip_ws(c, c->p + 1);
     uint32_t count = 0;
     size_t last = 0;
@@ -599,7 +416,7 @@ static int parse_container(pctx *c, size_t idx, int isobj)
             int rc;
             if (isobj) {
                 if (*c->p != '"')
-                    return syntax(c, c->p, "expected a member name (a string) in an object, found %s",
+                    return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a member name (a string) in an object, found %s",
                                   found(c, c->p, fb));
                 const unsigned char *k;
                 uint32_t kn;
@@ -610,7 +427,7 @@ static int parse_container(pctx *c, size_t idx, int isobj)
                 if (*c->p != ':') {
                     if (c->p >= c->end)
                         return P_MORE;
-                    return syntax(c, c->p, "expected ':' after a member name, found %s", found(c, c->p, fb));
+                    return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ':' after a member name, found %s", found(c, c->p, fb));
                 }
                 c->p = skip_ws(c, c->p + 1);
                 rc = parse_value(c, k, kn, kesc);
@@ -623,14 +440,14 @@ static int parse_container(pctx *c, size_t idx, int isobj)
                 r->nodes[last].next = (uint32_t)(cidx - last);
             last = cidx;
             if (count == UINT32_MAX)
-                return syntax(c, open, "more than 4 billion elements in one array/object");
+                return syntax(c, open, LP_JSON_E_SIZE, "more than 4 billion elements in one array/object");
             count++;
             c->p = skip_ws(c, c->p);
             unsigned ch = *c->p;
             if (ch == ',') {
                 c->p = skip_ws(c, c->p + 1);
                 if (*c->p == (isobj ? '}' : ']'))
-                    return syntax(c, c->p, "trailing comma before '%c'", *c->p);
+                    return syntax(c, c->p, LP_JSON_E_SYNTAX, "trailing comma before '%c'", *c->p);
                 continue;
             }
             if (ch == (isobj ? '}' : ']')) {
@@ -639,7 +456,7 @@ static int parse_container(pctx *c, size_t idx, int isobj)
             }
             if (c->p >= c->end)
                 return P_MORE;
-            return syntax(c, c->p, "expected ',' or '%c' after %s, found %s", isobj ? '}' : ']',
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or '%c' after %s, found %s", isobj ? '}' : ']',
                           isobj ? "an object member" : "an array element", found(c, c->p, fb));
         }
     }
@@ -650,15 +467,15 @@ static int parse_container(pctx *c, size_t idx, int isobj)
 
 static int literal(pctx *c, const char *word, size_t n)
 {
-    if ((size_t)(c->end - c->p) < n) {
-        if (memcmp(c->p, word, (size_t)(c->end - c->p)) == 0)
-            return P_MORE; /* (at the end of input: reported as a cut) */
-    } else if (memcmp(c->p, word, n) == 0) {
+    int m = jl_literal(c->p, c->end, word, n);
+    if (m > 0) {
         c->p += n;
         return P_OK;
     }
+    if (m < 0)
+        return P_MORE; /* (at the end of input: reported as a cut) */
     char fb[24];
-    return syntax(c, c->p, "expected a value, found %s", found(c, c->p, fb));
+    return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a value, found %s", found(c, c->p, fb));
 }
 
 /* Parse one value at c->p (which is not whitespace); appends its nodes. */
@@ -714,7 +531,7 @@ static int parse_value(pctx *c, const unsigned char *key, uint32_t klen, int kes
         if (c->p >= c->end)
             return P_MORE;
         char fb[24];
-        return syntax(c, c->p, "expected a value, found %s", found(c, c->p, fb));
+        return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a value, found %s", found(c, c->p, fb));
     }
 }
 
@@ -762,12 +579,12 @@ lp_status lp_json_reader_new(lp_json_reader **out, lp_input *in, const lp_json_o
         r->repair = opts->repair;
     }
     r->cap = opts && opts->bufsize ? opts->bufsize : BUF_INIT;
-    r->buf = lp_malloc(r->cap + PAD);
+    r->buf = lp_malloc(r->cap + JL_PAD);
     if (!r->buf) {
         lp_free(r);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    memset(r->buf, 0, PAD);
+    memset(r->buf, 0, JL_PAD);
     *out = r;
     return LP_OK;
 }
@@ -800,7 +617,7 @@ static lp_status refill(lp_json_reader *r, lp_error *err)
         if (r->len >= r->max_record)
             return LP_ERR_LIMIT;
         size_t ncap = r->cap * 2;
-        unsigned char *nb = lp_realloc(r->buf, ncap + PAD);
+        unsigned char *nb = lp_realloc(r->buf, ncap + JL_PAD);
         if (!nb)
             return lp_error_set(err, LP_ERR_NOMEM, "out of memory (a JSON record of more than %zu MB)",
                                 r->cap >> 20);
@@ -812,7 +629,7 @@ static lp_status refill(lp_json_reader *r, lp_error *err)
         lp_status st = lp_input_read(r->in, r->buf + r->len, r->cap - r->len, &got, &r->ierr);
         if (st == LP_ERR_FORMAT) {
             r->eof = 1;
-            memset(r->buf + r->len, 0, PAD);
+            memset(r->buf + r->len, 0, JL_PAD);
             return LP_ERR_FORMAT;
         }
         if (st) {
@@ -824,7 +641,7 @@ static lp_status refill(lp_json_reader *r, lp_error *err)
             r->eof = 1;
         r->len += got;
     }
-    memset(r->buf + r->len, 0, PAD);
+    memset(r->buf + r->len, 0, JL_PAD);
     return LP_OK;
 }
 
@@ -873,6 +690,7 @@ static int record(pctx *c, lp_json_ev *ev, lp_json_event kind, const unsigned ch
         ev->kind = LP_JSON_EV_BAD;
         ev->off = c->eoff;
         ev->line = c->eline;
+        ev->code = c->code;
         memcpy(ev->msg, c->msg, sizeof c->msg);
         ev->tree = NULL;
         return P_OK;
@@ -882,12 +700,143 @@ static int record(pctx *c, lp_json_ev *ev, lp_json_event kind, const unsigned ch
     return P_OK;
 }
 
+/* A BEGIN or END event of the top-level container at the byte before c->p; the state
+ * machine moves to `state`. */
+static int container_event(pctx *c, lp_json_ev *ev, int *have, lp_json_event kind, lp_json_type type, int state)
+{
+    lp_json_reader *r = c->r;
+    ev->kind = kind;
+    ev->type = type;
+    ev->off = offset_of(c, c->p - 1);
+    ev->line = c->line;
+    r->state = state;
+    if (kind == LP_JSON_EV_BEGIN) {
+        r->cont_off = ev->off;
+        r->cont_line = ev->line;
+    }
+    *have = 1;
+    return P_OK;
+}
+
+/* Between top-level values: a streamed array or object begins, or a whole value. */
+static int step_top(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    if (ch == '[') {
+        c->p++;
+        r->arr_in_obj = 0;
+        r->index = 0;
+        return container_event(c, ev, have, LP_JSON_EV_BEGIN, LP_JSON_ARRAY, S_ARR_FIRST);
+    }
+    if (ch == '{' && r->keys) {
+        c->p++;
+        return container_event(c, ev, have, LP_JSON_EV_BEGIN, LP_JSON_OBJECT, S_OBJ_FIRST);
+    }
+    int rc = record(c, ev, LP_JSON_EV_VALUE, NULL, 0, 0);
+    if (rc)
+        return rc;
+    ev->index = r->nvalues++;
+    *have = 1;
+    return P_OK;
+}
+
+/* In a streamed array: its end, or the next element. */
+static int step_array(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    char fb[24];
+    if (ch == ']') {
+        c->p++;
+        if (r->arr_in_obj) {
+            r->state = S_OBJ_NEXT;
+            return P_OK;
+        }
+        return container_event(c, ev, have, LP_JSON_EV_END, LP_JSON_ARRAY, S_TOP);
+    }
+    if (r->state == S_ARR_NEXT) {
+        if (ch != ',')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or ']' after an array element, found %s",
+                          found(c, c->p, fb));
+        c->p = skip_ws(c, c->p + 1);
+        if (c->p >= c->end)
+            return P_MORE;
+        if (*c->p == ']')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "trailing comma before ']'");
+    }
+    int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
+    if (rc)
+        return rc;
+    ev->key = r->arr_in_obj ? r->akey : NULL;
+    ev->index = r->index++;
+    r->state = S_ARR_NEXT;
+    *have = 1;
+    return P_OK;
+}
+
+/* In a streamed object: its end, or the next member (a streamed array begins, or the
+ * member is read whole). */
+static int step_object(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
+{
+    lp_json_reader *r = c->r;
+    char fb[24];
+    if (ch == '}') {
+        c->p++;
+        return container_event(c, ev, have, LP_JSON_EV_END, LP_JSON_OBJECT, S_TOP);
+    }
+    if (r->state == S_OBJ_NEXT) {
+        if (ch != ',')
+            return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ',' or '}' after an object member, found %s",
+                          found(c, c->p, fb));
+        c->p = skip_ws(c, c->p + 1);
+        if (c->p >= c->end)
+            return P_MORE;
+    }
+    if (*c->p != '"')
+        return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected a member name (a string) in an object, found %s",
+                      found(c, c->p, fb));
+    const unsigned char *k;
+    uint32_t kn;
+    int kesc, rc;
+    c->bad = 0;
+    if ((rc = parse_string(c, &k, &kn, &kesc)))
+        return rc;
+    if (c->bad) /* a bad key: structural, we cannot tell which member it was */
+        return P_SYNTAX;
+    c->p = skip_ws(c, c->p);
+    if (*c->p != ':') {
+        if (c->p >= c->end)
+            return P_MORE;
+        return syntax(c, c->p, LP_JSON_E_SYNTAX, "expected ':' after a member name, found %s", found(c, c->p, fb));
+    }
+    c->p = skip_ws(c, c->p + 1);
+    if (c->p >= c->end)
+        return P_MORE;
+    if (*c->p == '[' && is_stream_key(r, k, kn)) {
+        if (set_akey(r, k, kn, kesc)) {
+            c->nomem = 1;
+            return P_SYNTAX;
+        }
+        r->cont_off = offset_of(c, c->p);
+        r->cont_line = c->line;
+        c->p++;
+        r->state = S_ARR_FIRST;
+        r->arr_in_obj = 1;
+        r->index = 0;
+        return P_OK;
+    }
+    rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
+    if (rc)
+        return rc;
+    r->state = S_OBJ_NEXT;
+    *have = 1;
+    return P_OK;
+}
+
 /* One step of the state machine from the committed position. Returns P_OK with an
  * event (ev->kind set) or with no event (*have = 0, state moved), P_MORE, P_SYNTAX. */
 static int step(pctx *c, lp_json_ev *ev, int *have)
 {
     lp_json_reader *r = c->r;
-    char fb[24];
     *have = 0;
     c->p = skip_ws(c, c->p);
     c->rec = c->p;
@@ -898,138 +847,13 @@ static int step(pctx *c, lp_json_ev *ev, int *have)
     case S_TOP:
         if (atend)
             return c->final ? P_OK : P_MORE; /* P_OK without event at the very end */
-        if (ch == '[') {
-            c->p++;
-            ev->kind = LP_JSON_EV_BEGIN;
-            ev->type = LP_JSON_ARRAY;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_ARR_FIRST;
-            r->arr_in_obj = 0;
-            r->index = 0;
-            r->cont_off = ev->off;
-            r->cont_line = ev->line;
-            *have = 1;
-            return P_OK;
-        }
-        if (ch == '{' && r->keys) {
-            c->p++;
-            ev->kind = LP_JSON_EV_BEGIN;
-            ev->type = LP_JSON_OBJECT;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_OBJ_FIRST;
-            r->cont_off = ev->off;
-            r->cont_line = ev->line;
-            *have = 1;
-            return P_OK;
-        }
-        {
-            int rc = record(c, ev, LP_JSON_EV_VALUE, NULL, 0, 0);
-            if (rc)
-                return rc;
-            ev->index = r->nvalues++;
-            *have = 1;
-            return P_OK;
-        }
+        return step_top(c, ev, have, ch);
     case S_ARR_FIRST:
     case S_ARR_NEXT:
-        if (atend)
-            return P_MORE;
-        if (ch == ']') {
-            c->p++;
-            if (r->arr_in_obj) {
-                r->state = S_OBJ_NEXT;
-                return P_OK;
-            }
-            ev->kind = LP_JSON_EV_END;
-            ev->type = LP_JSON_ARRAY;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_TOP;
-            *have = 1;
-            return P_OK;
-        }
-        if (r->state == S_ARR_NEXT) {
-            if (ch != ',')
-                return syntax(c, c->p, "expected ',' or ']' after an array element, found %s", found(c, c->p, fb));
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-            if (*c->p == ']')
-                return syntax(c, c->p, "trailing comma before ']'");
-        }
-        {
-            int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
-            if (rc)
-                return rc;
-            ev->key = r->arr_in_obj ? r->akey : NULL;
-            ev->index = r->index++;
-            r->state = S_ARR_NEXT;
-            *have = 1;
-            return P_OK;
-        }
+        return atend ? P_MORE : step_array(c, ev, have, ch);
     case S_OBJ_FIRST:
     case S_OBJ_NEXT:
-        if (atend)
-            return P_MORE;
-        if (ch == '}') {
-            c->p++;
-            ev->kind = LP_JSON_EV_END;
-            ev->type = LP_JSON_OBJECT;
-            ev->off = offset_of(c, c->p - 1);
-            ev->line = c->line;
-            r->state = S_TOP;
-            *have = 1;
-            return P_OK;
-        }
-        if (r->state == S_OBJ_NEXT) {
-            if (ch != ',')
-                return syntax(c, c->p, "expected ',' or '}' after an object member, found %s", found(c, c->p, fb));
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-        }
-        if (*c->p != '"')
-            return syntax(c, c->p, "expected a member name (a string) in an object, found %s", found(c, c->p, fb));
-        {
-            const unsigned char *k;
-            uint32_t kn;
-            int kesc, rc;
-            c->bad = 0;
-            if ((rc = parse_string(c, &k, &kn, &kesc)))
-                return rc;
-            if (c->bad) /* a bad key: structural, we cannot tell which member it was */
-                return P_SYNTAX;
-            c->p = skip_ws(c, c->p);
-            if (*c->p != ':') {
-                if (c->p >= c->end)
-                    return P_MORE;
-                return syntax(c, c->p, "expected ':' after a member name, found %s", found(c, c->p, fb));
-            }
-            c->p = skip_ws(c, c->p + 1);
-            if (c->p >= c->end)
-                return P_MORE;
-            if (*c->p == '[' && is_stream_key(r, k, kn)) {
-                if (set_akey(r, k, kn, kesc)) {
-                    c->nomem = 1;
-                    return P_SYNTAX;
-                }
-                r->cont_off = offset_of(c, c->p);
-                r->cont_line = c->line;
-                c->p++;
-                r->state = S_ARR_FIRST;
-                r->arr_in_obj = 1;
-                r->index = 0;
-                return P_OK;
-            }
-            rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
-            if (rc)
-                return rc;
-            r->state = S_OBJ_NEXT;
-            *have = 1;
-            return P_OK;
-        }
+        return atend ? P_MORE : step_object(c, ev, have, ch);
     default:
         return P_OK;
     }
@@ -1058,10 +882,11 @@ static lp_status skip_line(lp_json_reader *r, size_t from, lp_error *err)
     }
 }
 
-static void bad_event(lp_json_ev *ev, uint64_t off, uint64_t line, int fatal, const char *msg)
+static void bad_event(lp_json_ev *ev, uint64_t off, uint64_t line, int fatal, lp_json_err code, const char *msg)
 {
     memset(ev, 0, sizeof *ev);
     ev->kind = LP_JSON_EV_BAD;
+    ev->code = code;
     ev->off = off;
     ev->line = line;
     ev->fatal = fatal;
@@ -1070,6 +895,39 @@ static void bad_event(lp_json_ev *ev, uint64_t off, uint64_t line, int fatal, co
         n = sizeof ev->msg - 1;
     memcpy(ev->msg, msg, n);
     ev->msg[n] = '\0';
+}
+
+/* The data ended inside a step (P_MORE at the end of the input): the BAD event that
+ * says where (the input's own error, a value cut short, or the streamed container not
+ * closed); the reader is done. */
+static void cut_event(lp_json_reader *r, const pctx *cp, lp_json_ev *ev)
+{
+    pctx c = *cp;
+    char msg[200];
+    if (r->ierr.msg[0]) {
+        bad_event(ev, r->base + r->len, c.line, !r->lines, LP_JSON_E_INPUT, r->ierr.msg);
+        r->state = S_DONE;
+        return;
+    }
+    /* where the unfinished value starts: after the separator, if any */
+    const unsigned char *q = c.rec;
+    uint64_t ql = c.recline;
+    if (q < c.end && *q == ',' && (r->state == S_ARR_NEXT || r->state == S_OBJ_NEXT)) {
+        pctx t = c;
+        t.line = c.recline;
+        q = skip_ws(&t, q + 1);
+        ql = t.line;
+    }
+    lp_json_err code = q < c.end ? LP_JSON_E_TRUNCATED : LP_JSON_E_UNCLOSED;
+    if (q < c.end)
+        snprintf(msg, sizeof msg, "unexpected end of input (truncated file?) in the value that starts at byte %llu, line %llu",
+                 (unsigned long long)offset_of(&c, q), (unsigned long long)ql);
+    else
+        snprintf(msg, sizeof msg, "unexpected end of input (truncated file?): the %s that starts at byte %llu, line %llu is not closed",
+                 r->state == S_OBJ_FIRST || r->state == S_OBJ_NEXT ? "object" : "array",
+                 (unsigned long long)r->cont_off, (unsigned long long)r->cont_line);
+    bad_event(ev, r->base + r->len, c.line, !r->lines, code, msg);
+    r->state = S_DONE;
 }
 
 lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
@@ -1129,7 +987,7 @@ lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
         if (rc == P_SYNTAX) {
             if (r->lines) {
                 /* a record is one line: resume at the line after the one it started on */
-                bad_event(ev, c.eoff, c.eline, 0, c.msg);
+                bad_event(ev, c.eoff, c.eline, 0, c.code, c.msg);
                 size_t from = (size_t)(c.rec - r->buf);
                 r->line = c.recline;
                 r->state = S_TOP;
@@ -1139,43 +997,20 @@ lp_status lp_json_next(lp_json_reader *r, lp_json_ev *ev, lp_error *err)
                     return st;
                 return LP_OK;
             }
-            bad_event(ev, c.eoff, c.eline, 1, c.msg);
+            bad_event(ev, c.eoff, c.eline, 1, c.code, c.msg);
             r->state = S_DONE;
             return LP_OK;
         }
         /* P_MORE */
         if (r->eof) {
-            char msg[200];
-            if (r->ierr.msg[0]) {
-                bad_event(ev, r->base + r->len, c.line, !r->lines, r->ierr.msg);
-                r->state = S_DONE;
-                return LP_OK;
-            }
-            /* where the unfinished value starts: after the separator, if any */
-            const unsigned char *q = c.rec;
-            uint64_t ql = c.recline;
-            if (q < c.end && *q == ',' && (r->state == S_ARR_NEXT || r->state == S_OBJ_NEXT)) {
-                pctx t = c;
-                t.line = c.recline;
-                q = skip_ws(&t, q + 1);
-                ql = t.line;
-            }
-            if (q < c.end)
-                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?) in the value that starts at byte %llu, line %llu",
-                         (unsigned long long)offset_of(&c, q), (unsigned long long)ql);
-            else
-                snprintf(msg, sizeof msg, "unexpected end of input (truncated file?): the %s that starts at byte %llu, line %llu is not closed",
-                         r->state == S_OBJ_FIRST || r->state == S_OBJ_NEXT ? "object" : "array",
-                         (unsigned long long)r->cont_off, (unsigned long long)r->cont_line);
-            bad_event(ev, r->base + r->len, c.line, !r->lines, msg);
-            r->state = S_DONE;
+            cut_event(r, &c, ev);
             return LP_OK;
         }
         lp_status st = refill(r, err);
         if (st == LP_ERR_LIMIT) {
             char msg[200];
             snprintf(msg, sizeof msg, "a JSON value larger than %zu bytes (the limit)", r->max_record);
-            bad_event(ev, r->base + r->pos, r->line, 1, msg);
+            bad_event(ev, r->base + r->pos, r->line, 1, LP_JSON_E_SIZE, msg);
             r->state = S_DONE;
             return LP_OK;
         }
@@ -1212,42 +1047,11 @@ int lp_json_str_is(const lp_json *n, const char *s)
     return n && n->type == LP_JSON_STRING && n->len == k && memcmp(n->s, s, k) == 0;
 }
 
-static int parse_int_text(const char *s, size_t n, int64_t *v)
-{
-    size_t i = 0;
-    int neg = 0;
-    if (i < n && (s[i] == '-' || s[i] == '+')) {
-        neg = s[i] == '-';
-        i++;
-    }
-    if (i == n)
-        return -1;
-    uint64_t acc = 0;
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return -1;
-        if (acc > (UINT64_MAX - d) / 10)
-            return -1;
-        acc = acc * 10 + d;
-    }
-    if (neg) {
-        if (acc > (uint64_t)INT64_MAX + 1)
-            return -1;
-        *v = acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc;
-    } else {
-        if (acc > (uint64_t)INT64_MAX)
-            return -1;
-        *v = (int64_t)acc;
-    }
-    return 0;
-}
-
 int lp_json_i64(const lp_json *n, int64_t *v)
 {
     if (!n || n->type != LP_JSON_NUMBER || !(n->flags & LP_JSON_F_INT))
         return -1;
-    return parse_int_text(n->s, n->len, v);
+    return jl_int_text(n->s, n->len, v) ? -1 : 0;
 }
 
 int lp_json_u64(const lp_json *n, uint64_t *v)
@@ -1336,11 +1140,11 @@ int lp_json_i64_lenient(const lp_json *n, int64_t *v)
     if (!n)
         return -1;
     if (n->type == LP_JSON_STRING)
-        return parse_int_text(n->s, n->len, v);
+        return jl_int_text(n->s, n->len, v) ? -1 : 0;
     if (n->type != LP_JSON_NUMBER)
         return -1;
     if (n->flags & LP_JSON_F_INT)
-        return parse_int_text(n->s, n->len, v);
+        return jl_int_text(n->s, n->len, v) ? -1 : 0;
     double d;
     if (lp_json_double(n, &d) || d != floor(d) || d < -9.2233720368547758e18 || d >= 9.2233720368547758e18)
         return -1;
@@ -1388,5 +1192,22 @@ const char *lp_json_excerpt(const lp_json *n, char *buf, size_t size)
         return buf;
     }
     snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type));
+    return buf;
+}
+
+const char *lp_json_what(const lp_json *n, char *buf, size_t size)
+{
+    if (!n) {
+        snprintf(buf, size, "nothing");
+        return buf;
+    }
+    char ex[64];
+    switch (n->type) {
+    case LP_JSON_STRING: snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex)); break;
+    case LP_JSON_NUMBER: snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex)); break;
+    case LP_JSON_ARRAY: snprintf(buf, size, "an array"); break;
+    case LP_JSON_OBJECT: snprintf(buf, size, "an object"); break;
+    default: snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type)); break;
+    }
     return buf;
 }

@@ -1,55 +1,71 @@
-/* reqlog_json.c: the small JSON pull reader (see reqlog_json.h). RFC 8259 grammar;
- * invalid UTF-8 inside strings is passed through (names are bytes to longpole). */
-#include "codec/json_pull.h"
+/* json_pull.c: the pull reader of json.h (lp_json_pull_*): one JSON text in memory,
+ * walked by the caller token by token. It is the request-log reader's hot path (one flat
+ * object per line, tens of millions of lines) and the causal-model file reader.
+ *
+ * The tokens come from the one tokenizer (json_lex.h) in its unpadded, JL_PULL form:
+ * strings are scanned 16 bytes at a time up to the end of the input, escapes checked,
+ * control bytes rejected, bytes >= 0x80 passed through. What this file adds is the walk
+ * (expect, next, skip with an explicit stack) and the decoding of escaped strings into
+ * the caller's buffer.
+ *
+ * Invariants: nothing is read outside [start, end); on an error j->p is where the
+ * problem is (for an unterminated string or one too long for the buffer: its first byte;
+ * when skipping, its opening quote) and j->code, j->why say what it is; a string handed
+ * out points into the input or into the caller's buffer, never elsewhere.
+ */
+#include "longpole/codec/json.h"
+#include "codec/json_lex.h"
 
 #include <string.h>
 
-static inline void ws(lp_rj *j)
+#define U(x) ((const unsigned char *)(x))
+
+static inline void ws(lp_json_pull *j)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
+    j->p = (const char *)jl_ws(U(j->p), U(j->end), NULL, 0);
 }
 
-static int fail(lp_rj *j, const char *why)
+static int fail(lp_json_pull *j, lp_json_err code, const char *why)
 {
+    j->code = code;
     j->why = why;
     return -1;
 }
 
-void lp_rj_init(lp_rj *j, const char *s, size_t n)
+void lp_json_pull_init(lp_json_pull *j, const char *s, size_t n)
 {
     j->p = j->start = s;
     j->end = s + n;
     j->why = NULL;
+    j->code = LP_JSON_E_NONE;
 }
 
-int lp_rj_peek(lp_rj *j)
+int lp_json_pull_peek(lp_json_pull *j)
 {
     ws(j);
     return j->p < j->end ? (unsigned char)*j->p : -1;
 }
 
-int lp_rj_at_end(lp_rj *j)
+int lp_json_pull_at_end(lp_json_pull *j)
 {
     ws(j);
     return j->p == j->end;
 }
 
-int lp_rj_expect(lp_rj *j, char c)
+int lp_json_pull_expect(lp_json_pull *j, char c)
 {
     ws(j);
     if (j->p >= j->end || *j->p != c) {
-        static const char *const msgs[] = {"expected '{'", "expected '}'", "expected '['", "expected ']'",
-                                           "expected ':'", "expected ','", "unexpected character"};
-        const char *m = c == '{' ? msgs[0] : c == '}' ? msgs[1] : c == '[' ? msgs[2] : c == ']' ? msgs[3]
-                      : c == ':' ? msgs[4] : c == ',' ? msgs[5] : msgs[6];
-        return fail(j, m);
+        const char *m = c == '{' ? "expected '{'" : c == '}' ? "expected '}'" : c == '[' ? "expected '['"
+                      : c == ']' ? "expected ']'" : c == ':' ? "expected ':'" : c == ',' ? "expected ','"
+                      : "unexpected character";
+        return fail(j, LP_JSON_E_SYNTAX, m);
     }
     j->p++;
     return 0;
 }
 
-int lp_rj_next(lp_rj *j, char close)
+int lp_json_pull_next(lp_json_pull *j, char close)
 {
     ws(j);
     if (j->p < j->end && *j->p == ',') {
@@ -60,274 +76,214 @@ int lp_rj_next(lp_rj *j, char close)
         j->p++;
         return 0;
     }
-    return fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    return fail(j, LP_JSON_E_SYNTAX, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
 }
 
-static int hex4(const char *p, unsigned *v)
+/* An escaped string b..: decode it into buf from its first escape up to where the lexer
+ * stopped (r->q), checking room for 4 more bytes before each step (so the message and
+ * place of an error are the same whatever the buffer size: a string too long for the
+ * buffer is reported before a problem after the point where it stopped fitting). */
+static int decode(lp_json_pull *j, const unsigned char *b, int rc, const jl_str *r, const char **s, size_t *n,
+                  char *buf, size_t cap)
 {
-    unsigned x = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned c = (unsigned char)p[i], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if (c >= 'a' && c <= 'f')
-            d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F')
-            d = c - 'A' + 10;
-        else
-            return -1;
-        x = x * 16 + d;
+    const unsigned char *q = r->esc, *stop = r->q, *end = U(j->end);
+    unsigned char *o = (unsigned char *)buf;
+    size_t k = (size_t)(q - b);
+    if (k > cap)
+        goto too_long;
+    memcpy(o, b, k);
+    while (q < stop) {
+        if (k + 4 > cap)
+            goto too_long;
+        if (*q != '\\') {
+            o[k++] = *q++;
+            continue;
+        }
+        size_t w;
+        q += jl_escape(q, end, o + k, &w);
+        k += w;
     }
-    *v = x;
-    return 0;
+    if (rc == JL_OK) {
+        j->p = (const char *)stop + 1;
+        *s = buf;
+        *n = k;
+        return 0;
+    }
+    if (rc == JL_STOP && r->prob == JL_P_CTRL) {
+        j->p = (const char *)stop;
+        return fail(j, LP_JSON_E_STRING, "control character in a string");
+    }
+    if (stop < end && k + 4 > cap) /* the step at a bad escape, or at a '\' that ends the input */
+        goto too_long;
+    if (rc == JL_STOP) {
+        j->p = (const char *)stop + (r->prob == JL_P_UHEX ? 2 : 1);
+        return fail(j, LP_JSON_E_STRING, r->prob == JL_P_UHEX ? "bad \\u escape" : "bad escape");
+    }
+    j->p = (const char *)b;
+    return fail(j, LP_JSON_E_TRUNCATED, "unterminated string");
+too_long:
+    j->p = (const char *)b;
+    return fail(j, LP_JSON_E_SIZE, "string too long");
 }
 
-static size_t put_utf8(char *o, unsigned cp)
+/* The string that starts at b past its first byte that is not plain ASCII (q). */
+static __attribute__((noinline)) int string_rest(lp_json_pull *j, const unsigned char *b, const unsigned char *q,
+                                                 const char **s, size_t *n, char *buf, size_t cap)
 {
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
+    jl_str r;
+    int rc = jl_string(q, U(j->end), U(j->start), 1, JL_PULL, 0, &r);
+    if (r.esc)
+        return decode(j, b, rc, &r, s, n, buf, cap);
+    if (rc == JL_OK) { /* bytes >= 0x80, no escapes */
+        *s = (const char *)b;
+        *n = (size_t)(r.q - b);
+        j->p = (const char *)r.q + 1;
+        return 0;
     }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
+    if (rc == JL_STOP) { /* a control byte */
+        j->p = (const char *)r.q;
+        return fail(j, LP_JSON_E_STRING, "control character in a string");
     }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    j->p = (const char *)b;
+    return fail(j, LP_JSON_E_TRUNCATED, "unterminated string");
 }
 
-int lp_rj_string(lp_rj *j, const char **s, size_t *n, char *buf, size_t cap)
+int lp_json_pull_string(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap)
 {
     ws(j);
     if (j->p >= j->end || *j->p != '"')
-        return fail(j, "expected a string");
-    const char *q = ++j->p;
-    /* fast path: no escapes */
-    while (q < j->end && *q != '"' && *q != '\\') {
-        if ((unsigned char)*q < 0x20)
-            return j->p = q, fail(j, "control character in a string");
-        q++;
-    }
-    if (q >= j->end)
-        return fail(j, "unterminated string");
-    if (*q == '"') {
-        *s = j->p;
-        *n = (size_t)(q - j->p);
-        j->p = q + 1;
-        return 0;
-    }
-    /* slow path: unescape into buf */
-    size_t o = (size_t)(q - j->p);
-    if (o > cap)
-        return fail(j, "string too long");
-    memcpy(buf, j->p, o);
-    while (q < j->end && *q != '"') {
-        unsigned char c = (unsigned char)*q;
-        if (c < 0x20)
-            return j->p = q, fail(j, "control character in a string");
-        if (o + 4 > cap)
-            return fail(j, "string too long");
-        if (c != '\\') {
-            buf[o++] = (char)c;
-            q++;
-            continue;
-        }
-        if (q + 1 >= j->end)
-            return fail(j, "unterminated string");
-        char e = q[1];
-        q += 2;
-        switch (e) {
-        case '"': buf[o++] = '"'; break;
-        case '\\': buf[o++] = '\\'; break;
-        case '/': buf[o++] = '/'; break;
-        case 'b': buf[o++] = '\b'; break;
-        case 'f': buf[o++] = '\f'; break;
-        case 'n': buf[o++] = '\n'; break;
-        case 'r': buf[o++] = '\r'; break;
-        case 't': buf[o++] = '\t'; break;
-        case 'u': {
-            unsigned cp;
-            if (j->end - q < 4 || hex4(q, &cp))
-                return j->p = q, fail(j, "bad \\u escape");
-            q += 4;
-            if (cp >= 0xD800 && cp < 0xDC00) {
-                unsigned lo;
-                if (j->end - q >= 6 && q[0] == '\\' && q[1] == 'u' && hex4(q + 2, &lo) == 0 && lo >= 0xDC00 &&
-                    lo < 0xE000) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    q += 6;
-                } else {
-                    cp = 0xFFFD;
-                }
-            } else if (cp >= 0xDC00 && cp < 0xE000) {
-                cp = 0xFFFD;
-            }
-            o += put_utf8(buf + o, cp);
-            break;
-        }
-        default: return j->p = q - 1, fail(j, "bad escape");
-        }
-    }
-    if (q >= j->end)
-        return fail(j, "unterminated string");
-    j->p = q + 1;
-    *s = buf;
-    *n = o;
+        return fail(j, LP_JSON_E_SYNTAX, "expected a string");
+    const unsigned char *b = U(j->p) + 1, *end = U(j->end);
+    const unsigned char *q = jl_scan_plain(b, end, U(j->start), 0);
+    if (q >= end || *q != '"')
+        return string_rest(j, b, q, s, n, buf, cap);
+    *s = (const char *)b;
+    *n = (size_t)(q - b);
+    j->p = (const char *)q + 1;
     return 0;
 }
 
-int lp_rj_number(lp_rj *j, const char **s, size_t *n)
+int lp_json_pull_number(lp_json_pull *j, const char **s, size_t *n)
 {
     ws(j);
-    const char *q = j->p, *b = q;
-    if (q < j->end && *q == '-')
-        q++;
-    if (q >= j->end || *q < '0' || *q > '9')
-        return fail(j, "expected a number");
-    if (*q == '0')
-        q++;
-    else
-        while (q < j->end && *q >= '0' && *q <= '9')
-            q++;
-    if (q < j->end && *q == '.') {
-        q++;
-        if (q >= j->end || *q < '0' || *q > '9')
-            return j->p = q, fail(j, "bad number");
-        while (q < j->end && *q >= '0' && *q <= '9')
-            q++;
+    const unsigned char *b = U(j->p), *bad;
+    int isint;
+    const unsigned char *q = jl_number(b, U(j->end), 0, &bad, &isint);
+    if (bad) {
+        if (bad == b || (bad == b + 1 && *b == '-')) /* no digit where the integer part starts */
+            return fail(j, LP_JSON_E_NUMBER, "expected a number");
+        j->p = (const char *)bad;
+        return fail(j, LP_JSON_E_NUMBER, "bad number");
     }
-    if (q < j->end && (*q == 'e' || *q == 'E')) {
-        q++;
-        if (q < j->end && (*q == '+' || *q == '-'))
-            q++;
-        if (q >= j->end || *q < '0' || *q > '9')
-            return j->p = q, fail(j, "bad number");
-        while (q < j->end && *q >= '0' && *q <= '9')
-            q++;
-    }
-    *s = b;
+    *s = (const char *)b;
     *n = (size_t)(q - b);
-    j->p = q;
+    j->p = (const char *)q;
     return 0;
 }
 
-static int word(lp_rj *j, const char *w)
+static int word(lp_json_pull *j, const char *w, size_t n)
 {
-    size_t n = strlen(w);
-    if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
-        return fail(j, "unexpected character");
+    if (jl_literal(U(j->p), U(j->end), w, n) != 1)
+        return fail(j, LP_JSON_E_SYNTAX, "unexpected character");
     j->p += n;
     return 0;
 }
 
-int lp_rj_scalar(lp_rj *j, const char **s, size_t *n, char *buf, size_t cap, int *kind)
+int lp_json_pull_scalar(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap, int *kind)
 {
-    int c = lp_rj_peek(j);
+    int c = lp_json_pull_peek(j);
     if (c == '"') {
         *kind = 's';
-        return lp_rj_string(j, s, n, buf, cap);
+        return lp_json_pull_string(j, s, n, buf, cap);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         *kind = 'n';
-        return lp_rj_number(j, s, n);
+        return lp_json_pull_number(j, s, n);
     }
     const char *b = j->p;
     if (c == 't') {
         *kind = 't';
-        if (word(j, "true"))
+        if (word(j, "true", 4))
             return -1;
     } else if (c == 'f') {
         *kind = 'f';
-        if (word(j, "false"))
+        if (word(j, "false", 5))
             return -1;
     } else if (c == 'n') {
         *kind = 'z';
-        if (word(j, "null"))
+        if (word(j, "null", 4))
             return -1;
     } else {
-        return fail(j, c < 0 ? "unexpected end of input" : "expected a value");
+        return c < 0 ? fail(j, LP_JSON_E_TRUNCATED, "unexpected end of input")
+                     : fail(j, LP_JSON_E_SYNTAX, "expected a value");
     }
     *s = b;
     *n = (size_t)(j->p - b);
     return 0;
 }
 
-int lp_rj_obj(lp_rj *j)
+int lp_json_pull_obj(lp_json_pull *j)
 {
-    if (lp_rj_expect(j, '{'))
+    if (lp_json_pull_expect(j, '{'))
         return -1;
-    if (lp_rj_peek(j) == '}') {
+    if (lp_json_pull_peek(j) == '}') {
         j->p++;
         return 0;
     }
     return 1;
 }
 
-int lp_rj_arr(lp_rj *j)
+int lp_json_pull_arr(lp_json_pull *j)
 {
-    if (lp_rj_expect(j, '['))
+    if (lp_json_pull_expect(j, '['))
         return -1;
-    if (lp_rj_peek(j) == ']') {
+    if (lp_json_pull_peek(j) == ']') {
         j->p++;
         return 0;
     }
     return 1;
 }
 
-int lp_rj_key(lp_rj *j, const char **s, size_t *n, char *buf, size_t cap)
+int lp_json_pull_key(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap)
 {
-    if (lp_rj_string(j, s, n, buf, cap))
+    if (lp_json_pull_string(j, s, n, buf, cap))
         return -1;
-    return lp_rj_expect(j, ':');
+    return lp_json_pull_expect(j, ':');
 }
 
-/* Walk over a string without copying it. */
-static int skip_string(lp_rj *j)
+/* Walk over a string without decoding it (an escape is any two bytes). */
+static int skip_string(lp_json_pull *j)
 {
     ws(j);
     if (j->p >= j->end || *j->p != '"')
-        return fail(j, "expected a string");
-    const char *q = j->p + 1;
-    while (q < j->end && *q != '"') {
-        if ((unsigned char)*q < 0x20)
-            return j->p = q, fail(j, "control character in a string");
-        q += (*q == '\\') ? 2 : 1;
+        return fail(j, LP_JSON_E_SYNTAX, "expected a string");
+    jl_str r;
+    switch (jl_string(U(j->p) + 1, U(j->end), U(j->start), 1, JL_SKIP, 0, &r)) {
+    case JL_OK: j->p = (const char *)r.q + 1; return 0;
+    case JL_STOP: j->p = (const char *)r.q; return fail(j, LP_JSON_E_STRING, "control character in a string");
+    default: return fail(j, LP_JSON_E_TRUNCATED, "unterminated string");
     }
-    if (q >= j->end)
-        return fail(j, "unterminated string");
-    j->p = q + 1;
-    return 0;
 }
 
 /* Skip with an explicit stack of open brackets (no recursion). */
-int lp_rj_skip(lp_rj *j)
+int lp_json_pull_skip(lp_json_pull *j)
 {
-    char stack[LP_RJ_MAXDEPTH];
+    char stack[LP_JSON_PULL_MAXDEPTH];
     int depth = 0;
     char tmp[8];
     for (;;) {
         /* at the start of a value */
-        int c = lp_rj_peek(j);
+        int c = lp_json_pull_peek(j);
         if (c == '{' || c == '[') {
-            if (depth == LP_RJ_MAXDEPTH)
-                return fail(j, "nesting too deep");
+            if (depth == LP_JSON_PULL_MAXDEPTH)
+                return fail(j, LP_JSON_E_DEPTH, "nesting too deep");
             j->p++;
             char close = (char)(c == '{' ? '}' : ']');
-            if (lp_rj_peek(j) == close) {
+            if (lp_json_pull_peek(j) == close) {
                 j->p++;
             } else {
                 stack[depth++] = close;
-                if (c == '{' && (skip_string(j) || lp_rj_expect(j, ':')))
+                if (c == '{' && (skip_string(j) || lp_json_pull_expect(j, ':')))
                     return -1;
                 continue;
             }
@@ -338,48 +294,36 @@ int lp_rj_skip(lp_rj *j)
             const char *s;
             size_t n;
             int kind;
-            if (lp_rj_scalar(j, &s, &n, tmp, sizeof tmp, &kind))
+            if (lp_json_pull_scalar(j, &s, &n, tmp, sizeof tmp, &kind))
                 return -1;
         }
         /* after a value: close brackets, or go to the next element */
         for (;;) {
             if (depth == 0)
                 return 0;
-            int r = lp_rj_next(j, stack[depth - 1]);
+            int r = lp_json_pull_next(j, stack[depth - 1]);
             if (r < 0)
                 return -1;
             if (r == 0) {
                 depth--;
                 continue;
             }
-            if (stack[depth - 1] == '}' && (skip_string(j) || lp_rj_expect(j, ':')))
+            if (stack[depth - 1] == '}' && (skip_string(j) || lp_json_pull_expect(j, ':')))
                 return -1;
             break;
         }
     }
 }
 
-int lp_rj_i64(lp_rj *j, int64_t *v)
+int lp_json_pull_i64(lp_json_pull *j, int64_t *v)
 {
     const char *s;
     size_t n;
-    if (lp_rj_number(j, &s, &n))
+    if (lp_json_pull_number(j, &s, &n))
         return -1;
-    size_t i = 0;
-    int neg = 0;
-    if (s[0] == '-')
-        neg = 1, i = 1;
-    uint64_t x = 0;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return fail(j, "expected an integer");
-        unsigned d = (unsigned)(s[i] - '0');
-        if (x > (UINT64_MAX - d) / 10)
-            return fail(j, "integer out of range");
-        x = x * 10 + d;
+    switch (jl_int_text(s, n, v)) {
+    case 0: return 0;
+    case -1: return fail(j, LP_JSON_E_NUMBER, "expected an integer");
+    default: return fail(j, LP_JSON_E_NUMBER, "integer out of range");
     }
-    if ((!neg && x > (uint64_t)INT64_MAX) || (neg && x > (uint64_t)INT64_MAX + 1))
-        return fail(j, "integer out of range");
-    *v = neg ? (int64_t)(0 - x) : (int64_t)x;
-    return 0;
 }

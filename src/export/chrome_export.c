@@ -102,68 +102,76 @@ static int cmp_cpact(const void *a, const void *b)
 /* The event name of an activity: its operator, else its type. */
 static lp_str act_name(const lp_trace *t, uint64_t a) { return t->aop[a] != LP_STR_NONE ? t->aop[a] : t->type_name[t->atype[a]]; }
 
-lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_opts *o, lp_error *err)
+/* What the writing stages share. */
+typedef struct cx {
+    const lp_trace *t;
+    const lp_chrome_export_opts *o;
+    const lp_cpath *cp;
+    lp_jsonw *j;
+    FILE *out;
+    uint32_t *wpid;          /* [nworkers] process of each worker (1-based) */
+    lp_str *pkey;            /* [nproc] the host (or pid) attribute of each process */
+    uint32_t nproc, cp_pid;  /* processes; the critical path's own */
+    cpact *cpa;              /* time on the path per activity, by activity */
+    size_t ncpa;
+} cx;
+
+/* Processes: workers grouped by their host (else pid) attribute. */
+static void group_processes(cx *x)
 {
-    lp_chrome_export_opts dflt;
-    memset(&dflt, 0, sizeof dflt);
-    if (!o)
-        o = &dflt;
-    const lp_cpath *cp = o->cp;
-    /* processes: workers grouped by their host (else pid) attribute */
-    uint32_t *wpid = lp_malloc((t->nworkers ? t->nworkers : 1) * sizeof *wpid);
-    lp_str *pkey = lp_malloc((t->nworkers + 1) * sizeof *pkey);
-    cpact *cpa = NULL;
-    size_t ncpa = 0;
-    if (!wpid || !pkey) {
-        lp_free(wpid);
-        lp_free(pkey);
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    }
-    uint32_t nproc = 0;
+    const lp_trace *t = x->t;
     for (uint32_t w = 0; w < t->nworkers; w++) {
         lp_str k = lp_trace_attr(t, t->wattr[w], "host");
         if (k == LP_STR_NONE)
             k = lp_trace_attr(t, t->wattr[w], "pid");
         uint32_t p;
-        for (p = 0; p < nproc && pkey[p] != k; p++)
+        for (p = 0; p < x->nproc && x->pkey[p] != k; p++)
             ;
-        if (p == nproc)
-            pkey[nproc++] = k;
-        wpid[w] = p + 1;
+        if (p == x->nproc)
+            x->pkey[x->nproc++] = k;
+        x->wpid[w] = p + 1;
     }
-    uint32_t cp_pid = nproc + 1;
-    /* time on the path per activity */
-    if (cp && cp->n) {
-        cpa = lp_malloc(cp->n * sizeof *cpa);
-        if (!cpa) {
-            lp_free(wpid);
-            lp_free(pkey);
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    x->cp_pid = x->nproc + 1;
+}
+
+/* Time on the path per activity (cp->n > 0). */
+static lp_status path_times(cx *x, lp_error *err)
+{
+    const lp_cpath *cp = x->cp;
+    cpact *cpa = x->cpa = lp_malloc(cp->n * sizeof *cpa);
+    if (!cpa)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    size_t ncpa = 0;
+    for (size_t i = 0; i < cp->n; i++)
+        if (cp->e[i].kind == LP_CP_ACTIVITY) {
+            cpa[ncpa].act = cp->e[i].index;
+            cpa[ncpa].ns = cp->e[i].end - cp->e[i].start;
+            ncpa++;
         }
-        for (size_t i = 0; i < cp->n; i++)
-            if (cp->e[i].kind == LP_CP_ACTIVITY) {
-                cpa[ncpa].act = cp->e[i].index;
-                cpa[ncpa].ns = cp->e[i].end - cp->e[i].start;
-                ncpa++;
-            }
-        qsort(cpa, ncpa, sizeof *cpa, cmp_cpact);
-        size_t m = 0; /* merge repeated activities */
-        for (size_t i = 0; i < ncpa; i++) {
-            if (m && cpa[m - 1].act == cpa[i].act)
-                cpa[m - 1].ns += cpa[i].ns;
-            else
-                cpa[m++] = cpa[i];
-        }
-        ncpa = m;
+    qsort(cpa, ncpa, sizeof *cpa, cmp_cpact);
+    size_t m = 0; /* merge repeated activities */
+    for (size_t i = 0; i < ncpa; i++) {
+        if (m && cpa[m - 1].act == cpa[i].act)
+            cpa[m - 1].ns += cpa[i].ns;
+        else
+            cpa[m++] = cpa[i];
     }
-    lp_jsonw jw, *j = &jw;
-    lp_jsonw_init(j, out, 0);
+    x->ncpa = m;
+    return LP_OK;
+}
+
+/* The opening: otherData, then traceEvents opened. */
+static void write_header(const cx *x)
+{
+    const lp_trace *t = x->t;
+    const lp_cpath *cp = x->cp;
+    lp_jsonw *j = x->j;
     lp_jsonw_obj(j);
     lp_jsonw_key(j, "otherData");
     lp_jsonw_obj(j);
     lp_jsonw_kstr(j, "producer", "longpole " LONGPOLE_VERSION);
-    if (o->source)
-        lp_jsonw_kstr(j, "source", o->source);
+    if (x->o->source)
+        lp_jsonw_kstr(j, "source", x->o->source);
     lp_jsonw_ku64(j, "workers", t->nworkers);
     lp_jsonw_ku64(j, "activities", t->nacts - t->ngaps);
     lp_jsonw_ku64(j, "messages", t->nmsgs);
@@ -176,34 +184,47 @@ lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_
     lp_jsonw_obj_end(j);
     lp_jsonw_key(j, "traceEvents");
     lp_jsonw_arr(j);
-    fputc('\n', out);
-    /* metadata */
-    for (uint32_t p = 0; p < nproc; p++) {
-        const char *name = pkey[p] != LP_STR_NONE ? lp_trace_str(t, pkey[p]) : "longpole trace";
-        size_t nlen = pkey[p] != LP_STR_NONE ? lp_strtab_len(&t->strs, pkey[p]) : strlen(name);
+    fputc('\n', x->out);
+}
+
+/* Metadata: process and thread names and sort indices. */
+static void write_meta(const cx *x)
+{
+    const lp_trace *t = x->t;
+    lp_jsonw *j = x->j;
+    for (uint32_t p = 0; p < x->nproc; p++) {
+        const char *name = x->pkey[p] != LP_STR_NONE ? lp_trace_str(t, x->pkey[p]) : "longpole trace";
+        size_t nlen = x->pkey[p] != LP_STR_NONE ? lp_strtab_len(&t->strs, x->pkey[p]) : strlen(name);
         meta(j, "process_name", p + 1, 0, "name", name, nlen, 0);
         meta(j, "process_sort_index", p + 1, 0, "sort_index", NULL, 0, p + 1);
     }
     for (uint32_t w = 0; w < t->nworkers; w++) {
-        meta(j, "thread_name", wpid[w], w + 1, "name", lp_trace_worker_name(t, w), lp_strtab_len(&t->strs, t->wname[w]),
-             0);
-        meta(j, "thread_sort_index", wpid[w], w + 1, "sort_index", NULL, 0, w);
+        meta(j, "thread_name", x->wpid[w], w + 1, "name", lp_trace_worker_name(t, w),
+             lp_strtab_len(&t->strs, t->wname[w]), 0);
+        meta(j, "thread_sort_index", x->wpid[w], w + 1, "sort_index", NULL, 0, w);
     }
-    if (cp) {
-        meta(j, "process_name", cp_pid, 0, "name", "critical path", 13, 0);
-        meta(j, "process_sort_index", cp_pid, 0, "sort_index", NULL, 0, 0);
-        meta(j, "thread_name", cp_pid, 1, "name", "critical path", 13, 0);
+    if (x->cp) {
+        meta(j, "process_name", x->cp_pid, 0, "name", "critical path", 13, 0);
+        meta(j, "process_sort_index", x->cp_pid, 0, "sort_index", NULL, 0, 0);
+        meta(j, "thread_name", x->cp_pid, 1, "name", "critical path", 13, 0);
     }
-    /* activities */
+}
+
+/* Each worker's activities in time order. */
+static void write_activities(const cx *x)
+{
+    const lp_trace *t = x->t;
+    lp_jsonw *j = x->j;
+    const cpact *cpa = x->cpa;
     size_t ci = 0;
     for (uint32_t w = 0; w < t->nworkers; w++) {
         for (uint64_t a = t->wfirst[w]; a < t->wfirst[w + 1]; a++) {
             int gap = (t->aflags[a] & LP_ACT_GAP) != 0;
-            if (gap && o->no_gaps)
+            if (gap && x->o->no_gaps)
                 continue;
             lp_jsonw_obj(j);
             lp_jsonw_kstr(j, "ph", "X");
-            lp_jsonw_ku64(j, "pid", wpid[w]);
+            lp_jsonw_ku64(j, "pid", x->wpid[w]);
             lp_jsonw_ku64(j, "tid", w + 1);
             jw_kus(j, "ts", t->astart[a]);
             jw_kus(j, "dur", t->aend[a] - t->astart[a]);
@@ -211,9 +232,9 @@ lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_
             jw_tstr(j, t, act_name(t, a));
             lp_jsonw_key(j, "cat");
             jw_tstr(j, t, t->type_name[t->atype[a]]);
-            while (ci < ncpa && cpa[ci].act < a)
+            while (ci < x->ncpa && cpa[ci].act < a)
                 ci++;
-            int on_cp = ci < ncpa && cpa[ci].act == a;
+            int on_cp = ci < x->ncpa && cpa[ci].act == a;
             int no_op = t->aop[a] == LP_STR_NONE && !gap;
             if (t->aattr[a] || gap || on_cp || no_op) {
                 lp_jsonw_key(j, "args");
@@ -228,10 +249,16 @@ lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_
                 lp_jsonw_obj_end(j);
             }
             lp_jsonw_obj_end(j);
-            fputc('\n', out);
+            fputc('\n', x->out);
         }
     }
-    /* messages */
+}
+
+/* The messages, as flow pairs. */
+static void write_messages(const cx *x)
+{
+    const lp_trace *t = x->t;
+    lp_jsonw *j = x->j;
     char idb[64];
     for (uint64_t m = 0; m < t->nmsgs; m++) {
         for (int end = 0; end < 2; end++) {
@@ -243,7 +270,7 @@ lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_
             lp_jsonw_ku64(j, "id", m);
             lp_jsonw_kstr(j, "cat", "message");
             lp_jsonw_kstr(j, "name", "message");
-            lp_jsonw_ku64(j, "pid", wpid[w]);
+            lp_jsonw_ku64(j, "pid", x->wpid[w]);
             lp_jsonw_ku64(j, "tid", w + 1);
             jw_kus(j, "ts", end ? t->mrecv[m] : t->msend[m]);
             if (!end) {
@@ -258,71 +285,100 @@ lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_
                 lp_jsonw_obj_end(j);
             }
             lp_jsonw_obj_end(j);
-            fputc('\n', out);
+            fputc('\n', x->out);
         }
     }
-    /* the critical path track and flows */
-    if (cp) {
-        for (size_t i = 0; i < cp->n; i++) {
-            const lp_cp_elem *e = &cp->e[i];
-            lp_jsonw_obj(j);
-            lp_jsonw_kstr(j, "ph", "X");
-            lp_jsonw_ku64(j, "pid", cp_pid);
-            lp_jsonw_ku64(j, "tid", 1);
-            jw_kus(j, "ts", e->start);
-            jw_kus(j, "dur", e->end - e->start);
-            if (e->kind == LP_CP_ACTIVITY) {
-                lp_jsonw_key(j, "name");
-                jw_tstr(j, t, act_name(t, e->index));
-                lp_jsonw_kstr(j, "cat", "critical_path");
-                lp_jsonw_key(j, "args");
-                lp_jsonw_obj(j);
-                lp_jsonw_kstr(j, "longpole.derived", "critical-path");
-                lp_jsonw_key(j, "type");
-                jw_tstr(j, t, t->type_name[t->atype[e->index]]);
-                lp_jsonw_key(j, "worker");
-                jw_tstr(j, t, t->wname[e->worker]);
-            } else {
-                lp_jsonw_kstr(j, "name", "message");
-                lp_jsonw_kstr(j, "cat", "critical_path");
-                lp_jsonw_key(j, "args");
-                lp_jsonw_obj(j);
-                lp_jsonw_kstr(j, "longpole.derived", "critical-path");
-                lp_jsonw_key(j, "from");
-                jw_tstr(j, t, t->wname[t->msrc[e->index]]);
-                lp_jsonw_key(j, "to");
-                jw_tstr(j, t, t->wname[t->mdst[e->index]]);
-            }
-            lp_jsonw_ku64(j, "step", i + 1);
-            lp_jsonw_obj_end(j);
-            lp_jsonw_obj_end(j);
-            fputc('\n', out);
-            if (e->kind != LP_CP_MESSAGE)
-                continue;
-            for (int end = 0; end < 2; end++) {
-                uint32_t w = end ? t->mdst[e->index] : t->msrc[e->index];
-                lp_jsonw_obj(j);
-                lp_jsonw_kstr(j, "ph", end ? "f" : "s");
-                if (end)
-                    lp_jsonw_kstr(j, "bp", "e");
-                lp_jsonw_ku64(j, "id", i + 1);
-                lp_jsonw_kstr(j, "cat", "longpole.critical_path");
-                lp_jsonw_kstr(j, "name", "critical path");
-                lp_jsonw_ku64(j, "pid", wpid[w]);
-                lp_jsonw_ku64(j, "tid", w + 1);
-                jw_kus(j, "ts", end ? e->end : e->start);
-                lp_jsonw_obj_end(j);
-                fputc('\n', out);
-            }
-        }
+}
+
+/* Element i of the critical path on its track, and its flow pair if a message. */
+static void write_cp_elem(const cx *x, size_t i)
+{
+    const lp_trace *t = x->t;
+    lp_jsonw *j = x->j;
+    const lp_cp_elem *e = &x->cp->e[i];
+    lp_jsonw_obj(j);
+    lp_jsonw_kstr(j, "ph", "X");
+    lp_jsonw_ku64(j, "pid", x->cp_pid);
+    lp_jsonw_ku64(j, "tid", 1);
+    jw_kus(j, "ts", e->start);
+    jw_kus(j, "dur", e->end - e->start);
+    if (e->kind == LP_CP_ACTIVITY) {
+        lp_jsonw_key(j, "name");
+        jw_tstr(j, t, act_name(t, e->index));
+        lp_jsonw_kstr(j, "cat", "critical_path");
+        lp_jsonw_key(j, "args");
+        lp_jsonw_obj(j);
+        lp_jsonw_kstr(j, "longpole.derived", "critical-path");
+        lp_jsonw_key(j, "type");
+        jw_tstr(j, t, t->type_name[t->atype[e->index]]);
+        lp_jsonw_key(j, "worker");
+        jw_tstr(j, t, t->wname[e->worker]);
+    } else {
+        lp_jsonw_kstr(j, "name", "message");
+        lp_jsonw_kstr(j, "cat", "critical_path");
+        lp_jsonw_key(j, "args");
+        lp_jsonw_obj(j);
+        lp_jsonw_kstr(j, "longpole.derived", "critical-path");
+        lp_jsonw_key(j, "from");
+        jw_tstr(j, t, t->wname[t->msrc[e->index]]);
+        lp_jsonw_key(j, "to");
+        jw_tstr(j, t, t->wname[t->mdst[e->index]]);
     }
-    lp_jsonw_arr_end(j);
+    lp_jsonw_ku64(j, "step", i + 1);
     lp_jsonw_obj_end(j);
-    lp_jsonw_end(j);
-    lp_free(cpa);
-    lp_free(wpid);
-    lp_free(pkey);
-    if (ferror(out))
+    lp_jsonw_obj_end(j);
+    fputc('\n', x->out);
+    if (e->kind != LP_CP_MESSAGE)
+        return;
+    for (int end = 0; end < 2; end++) {
+        uint32_t w = end ? t->mdst[e->index] : t->msrc[e->index];
+        lp_jsonw_obj(j);
+        lp_jsonw_kstr(j, "ph", end ? "f" : "s");
+        if (end)
+            lp_jsonw_kstr(j, "bp", "e");
+        lp_jsonw_ku64(j, "id", i + 1);
+        lp_jsonw_kstr(j, "cat", "longpole.critical_path");
+        lp_jsonw_kstr(j, "name", "critical path");
+        lp_jsonw_ku64(j, "pid", x->wpid[w]);
+        lp_jsonw_ku64(j, "tid", w + 1);
+        jw_kus(j, "ts", end ? e->end : e->start);
+        lp_jsonw_obj_end(j);
+        fputc('\n', x->out);
+    }
+}
+
+lp_status lp_chrome_export(const lp_trace *t, FILE *out, const lp_chrome_export_opts *o, lp_error *err)
+{
+    lp_chrome_export_opts dflt;
+    memset(&dflt, 0, sizeof dflt);
+    if (!o)
+        o = &dflt;
+    lp_jsonw jw;
+    cx x = {t, o, o->cp, &jw, out, NULL, NULL, 0, 0, NULL, 0};
+    x.wpid = lp_malloc((t->nworkers ? t->nworkers : 1) * sizeof *x.wpid);
+    x.pkey = lp_malloc((t->nworkers + 1) * sizeof *x.pkey);
+    lp_status st = !x.wpid || !x.pkey ? lp_error_set(err, LP_ERR_NOMEM, "out of memory") : LP_OK;
+    if (!st) {
+        group_processes(&x);
+        if (x.cp && x.cp->n)
+            st = path_times(&x, err);
+    }
+    if (!st) {
+        lp_jsonw_init(&jw, out, 0);
+        write_header(&x);
+        write_meta(&x);
+        write_activities(&x);
+        write_messages(&x);
+        for (size_t i = 0; x.cp && i < x.cp->n; i++)
+            write_cp_elem(&x, i);
+        lp_jsonw_arr_end(&jw);
+        lp_jsonw_obj_end(&jw);
+        lp_jsonw_end(&jw);
+    }
+    lp_free(x.cpa);
+    lp_free(x.wpid);
+    lp_free(x.pkey);
+    if (!st && ferror(out))
         return lp_error_set(err, LP_ERR_IO, "writing the Chrome trace failed: %s", strerror(errno));
-    return LP_OK;
+    return st;
 }

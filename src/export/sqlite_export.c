@@ -32,7 +32,9 @@ static const char *const sq_tables[] = {
     "activity_cp", "message_cp", "hosts", "skew_pairs", "tasks", "event_names", "requests", "request_attrs",
     "log_events", "segments", "slack_histogram", "relationships", "pipelines", "categories",
     "category_quantiles", "whatif", "request_quantiles", "req_info", "request_segments", "span_info",
-    "span_traces", "spans", "span_cp", "span_percentiles", "span_cp_ops", "span_cp_paths", NULL};
+    "span_traces", "spans", "span_cp", "span_percentiles", "span_cp_ops", "span_cp_paths", "g10_info",
+    "g10_types", "g10_resources", "g10_phases", "g10_usage", "g10_timelines", "g10_segments", "g10_type_stats",
+    "g10_issues", "cpf_info", "cpf_path", "cpf_ops", "cpf_activity", NULL};
 
 static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);\n"
@@ -127,6 +129,15 @@ static const char sq_schema[] =
     " task INTEGER, start_ns INTEGER, end_ns INTEGER, slack_ns INTEGER, cpstart_ns INTEGER, cpend_ns INTEGER,"
     " on_cp INTEGER, path_pos INTEGER, PRIMARY KEY(run, request, pos)) WITHOUT ROWID;\n"
     /* spans */
+    "CREATE TABLE IF NOT EXISTS cpf_info(run INTEGER PRIMARY KEY, bottleneck TEXT, coverage REAL, partial INTEGER,"
+    " path_ns INTEGER, samples INTEGER, samples_joined INTEGER, samples_outside INTEGER, samples_no_worker INTEGER,"
+    " by_state INTEGER, by_kernel INTEGER, by_classifier INTEGER, undecided INTEGER, metric_activities INTEGER);\n"
+    "CREATE TABLE IF NOT EXISTS cpf_path(run INTEGER, resource TEXT, path_ns REAL, all_ns REAL,"
+    " PRIMARY KEY(run, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_ops(run INTEGER, rank INTEGER, operation TEXT, resource TEXT, path_ns REAL,"
+    " all_ns REAL, PRIMARY KEY(run, rank, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS cpf_activity(run INTEGER, activity INTEGER, evidence TEXT, samples INTEGER,"
+    " cpu REAL, disk REAL, net REAL, wait REAL, unknown REAL, coverage REAL, PRIMARY KEY(run, activity)) WITHOUT ROWID;\n"
     "CREATE TABLE IF NOT EXISTS span_info(run INTEGER PRIMARY KEY, files INTEGER, spans INTEGER, spans_kept INTEGER,"
     " traces INTEGER, merged_parts INTEGER, shared_rpc_spans INTEGER, duplicates_dropped INTEGER, orphans INTEGER,"
     " cycles_broken INTEGER, traces_analysed INTEGER) WITHOUT ROWID;\n"
@@ -145,6 +156,42 @@ static const char sq_schema[] =
     "CREATE TABLE IF NOT EXISTS span_cp_paths(run INTEGER, percentile REAL, rank INTEGER, path TEXT, depth INTEGER,"
     " total_ns INTEGER, mean_ns REAL, share REAL, max_ns INTEGER, traces INTEGER,"
     " PRIMARY KEY(run, percentile, rank)) WITHOUT ROWID;\n"
+    /* Grade10 (sqlite_export_g10.c) */
+    "CREATE TABLE IF NOT EXISTS g10_info(run INTEGER PRIMARY KEY, model TEXT, mode TEXT, slice_ns INTEGER,"
+    " bottleneck REAL, phases INTEGER, leaves INTEGER, start_ns INTEGER, end_ns INTEGER, replayed_ns INTEGER,"
+    " issue_threshold REAL, records_used INTEGER, records_dropped INTEGER, unmatched INTEGER, widened INTEGER,"
+    " no_host INTEGER, unmonitored INTEGER, unknown_blocking INTEGER);\n"
+    "CREATE TABLE IF NOT EXISTS g10_types(run INTEGER, id INTEGER, path TEXT, parent INTEGER, repeat TEXT,"
+    " key TEXT, PRIMARY KEY(run, id)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_resources(run INTEGER, id INTEGER, name TEXT, kind TEXT, metric TEXT,"
+    " sample TEXT, scale REAL, capacity REAL, unit TEXT, PRIMARY KEY(run, id)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_phases(run INTEGER, id INTEGER, type INTEGER, parent INTEGER, key TEXT,"
+    " host TEXT, start_ns INTEGER, end_ns INTEGER, derived INTEGER, leaf INTEGER, active_ns INTEGER,"
+    " PRIMARY KEY(run, id)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_usage(run INTEGER, resource INTEGER, phase INTEGER, timeline INTEGER,"
+    " used REAL, bottleneck_ns INTEGER, PRIMARY KEY(run, resource, phase)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_timelines(run INTEGER, id INTEGER, resource INTEGER, host TEXT, capacity REAL,"
+    " segments INTEGER, windows INTEGER, consumed REAL, attributed REAL, background REAL, clipped REAL,"
+    " merged_windows INTEGER, dropped_windows INTEGER, gaps INTEGER, phases INTEGER,"
+    " PRIMARY KEY(run, id)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_segments(run INTEGER, timeline INTEGER, idx INTEGER, start_ns INTEGER,"
+    " end_ns INTEGER, exact_demand REAL, variable_demand REAL, usage REAL, exact_usage REAL, bottleneck INTEGER,"
+    " PRIMARY KEY(run, timeline, idx)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_type_stats(run INTEGER, type INTEGER, resource INTEGER, rule TEXT, value REAL,"
+    " percent INTEGER, phases INTEGER, active_ns INTEGER, used REAL, bottleneck_ns INTEGER, global_ns INTEGER,"
+    " local_ns INTEGER, PRIMARY KEY(run, type, resource)) WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS g10_issues(run INTEGER, rank INTEGER, kind TEXT, resource INTEGER, type INTEGER,"
+    " phases INTEGER, saved_ns INTEGER, makespan_ns INTEGER, gain_ns INTEGER, gain REAL, reported INTEGER,"
+    " PRIMARY KEY(run, rank)) WITHOUT ROWID;\n"
+    "CREATE VIEW IF NOT EXISTS v_g10_usage AS SELECT u.run, u.phase, t.path AS type, p.key, p.host,"
+    " r.name AS resource, p.start_ns, p.end_ns, p.active_ns, u.used, u.bottleneck_ns"
+    " FROM g10_usage u JOIN g10_phases p ON p.run = u.run AND p.id = u.phase"
+    " JOIN g10_types t ON t.run = u.run AND t.id = p.type"
+    " JOIN g10_resources r ON r.run = u.run AND r.id = u.resource;\n"
+    "CREATE VIEW IF NOT EXISTS v_g10_issues AS SELECT i.run, i.rank, i.kind, r.name AS resource, t.path AS type,"
+    " i.phases, i.saved_ns, i.makespan_ns, i.gain_ns, i.gain, i.reported FROM g10_issues i"
+    " LEFT JOIN g10_resources r ON r.run = i.run AND r.id = i.resource"
+    " LEFT JOIN g10_types t ON t.run = i.run AND t.id = i.type;\n"
     /* views: names resolved */
     "CREATE VIEW IF NOT EXISTS v_activities AS SELECT a.run, a.id, w.name AS worker, t.name AS type,"
     " o.name AS operator, a.start_ns, a.end_ns, a.end_ns - a.start_ns AS duration_ns, a.attrs, a.gap"

@@ -77,99 +77,90 @@ static lp_status names(lp_sqlite *db, const char *sql, const lp_reqlog *rl, cons
     return st;
 }
 
-/* requests, request_segments (with the per-request critical path), request_attrs */
-static lp_status requests(lp_sqlite *db, const lp_reqlog *rl, const lp_causal *m, const uint32_t *map,
-                          const lp_sqlite_opts *o, lp_error *err)
+/* One request's row: its extent and path figures (NULL for an excluded request; only
+ * the extent without paths), its path computed into p. */
+static lp_status req_row(sq_ins *x, const lp_reqlog *rl, const lp_causal *m, const uint32_t *map,
+                         const lp_sqlite_opts *o, uint64_t r, lp_reqpath *p, lp_error *err)
 {
-    sq_ins x, y, z;
-    lp_status st = sq_prep(db, &x, "INSERT INTO requests VALUES(?,?,?,?,?,?,?,?,?,?,?)", err);
-    if (st)
-        return st;
-    if ((st = sq_prep(db, &y, "INSERT INTO request_segments VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", err))) {
-        st = sq_end(&x, st, err);
-        return st;
-    }
-    lp_reqpath p;
-    lp_reqpath_init(&p);
-    uint32_t *pathpos = NULL;
-    size_t cappos = 0;
-    for (uint64_t r = 0; r < rl->nreqs && !st; r++) {
-        sq_row(&x);
-        sq_u64(&x, r);
-        sq_txt(&x, lp_reqlog_str(rl, rl->req_name[r]));
-        sq_i64(&x, rl->rbad[r] != 0);
-        if (rl->rbad[r]) {
-            for (int k = 0; k < 7; k++)
-                sq_null(&x);
-        } else if (o->no_request_paths) {
-            int64_t lo = INT64_MAX, hi = INT64_MIN;
-            for (uint64_t i = rl->rfirst[r]; i < rl->rfirst[r + 1]; i++) {
-                lo = rl->rows[i].time < lo ? rl->rows[i].time : lo;
-                hi = rl->rows[i].time > hi ? rl->rows[i].time : hi;
-            }
-            if (lo <= hi) {
-                sq_i64(&x, lo);
-                sq_i64(&x, hi - lo);
-            } else {
-                sq_null(&x), sq_null(&x);
-            }
-            for (int k = 0; k < 5; k++)
-                sq_null(&x);
+    lp_status st;
+    sq_row(x);
+    sq_u64(x, r);
+    sq_txt(x, lp_reqlog_str(rl, rl->req_name[r]));
+    sq_i64(x, rl->rbad[r] != 0);
+    if (rl->rbad[r]) {
+        for (int k = 0; k < 7; k++)
+            sq_null(x);
+    } else if (o->no_request_paths) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (uint64_t i = rl->rfirst[r]; i < rl->rfirst[r + 1]; i++) {
+            lo = rl->rows[i].time < lo ? rl->rows[i].time : lo;
+            hi = rl->rows[i].time > hi ? rl->rows[i].time : hi;
+        }
+        if (lo <= hi) {
+            sq_i64(x, lo);
+            sq_i64(x, hi - lo);
         } else {
-            if ((st = lp_reqpath_compute(&p, m, rl, map, r, err)))
-                break;
-            sq_i64(&x, p.first);
-            sq_i64(&x, p.latency);
-            sq_i64(&x, p.cp);
-            sq_u64(&x, p.n);
-            sq_u64(&x, p.edges);
-            sq_u64(&x, p.violations);
-            sq_u64(&x, p.unknown);
+            sq_null(x), sq_null(x);
         }
-        if ((st = sq_step(&x, err)))
-            break;
-        if (rl->rbad[r] || o->no_request_paths)
-            continue;
-        if (p.n > cappos) {
-            lp_free(pathpos);
-            cappos = p.n;
-            if (!(pathpos = lp_malloc(cappos * sizeof *pathpos))) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                break;
-            }
-        }
-        for (uint32_t i = 0; i < p.n; i++)
-            pathpos[i] = UINT32_MAX;
-        for (uint32_t k = 0; k < p.npath; k++)
-            pathpos[p.path[k]] = k;
-        for (uint32_t i = 0; i < p.n && !st; i++) {
-            sq_row(&y);
-            sq_u64(&y, r);
-            sq_i64(&y, i);
-            sq_opt32(&y, p.seg[i]);
-            sq_i64(&y, p.task[i]);
-            sq_i64(&y, p.start[i]);
-            sq_i64(&y, p.end[i]);
-            sq_i64(&y, p.slack[i]);
-            sq_i64(&y, p.cpstart[i]);
-            sq_i64(&y, p.cpend[i]);
-            sq_i64(&y, p.oncp[i] != 0);
-            sq_opt32(&y, pathpos[i]);
-            st = sq_step(&y, err);
-        }
-        if (!st && (r + 1) % TICK == 0 && sq_progress(db, "requests", r + 1, rl->nreqs))
-            st = lp_error_set(err, LP_ERR_ARG, "cancelled");
+        for (int k = 0; k < 5; k++)
+            sq_null(x);
+    } else {
+        if ((st = lp_reqpath_compute(p, m, rl, map, r, err)))
+            return st;
+        sq_i64(x, p->first);
+        sq_i64(x, p->latency);
+        sq_i64(x, p->cp);
+        sq_u64(x, p->n);
+        sq_u64(x, p->edges);
+        sq_u64(x, p->violations);
+        sq_u64(x, p->unknown);
     }
-    lp_free(pathpos);
-    lp_reqpath_release(&p);
-    st = sq_end(&x, st, err);
-    st = sq_end(&y, st, err);
-    if (st)
-        return st;
-    /* attributes, by request then name (the key order) */
+    return sq_step(x, err);
+}
+
+/* The segments of request r's path p, with their place on the critical path
+ * (pathpos: scratch, grown to p->n). */
+static lp_status req_segments(sq_ins *y, uint64_t r, const lp_reqpath *p, uint32_t **pathpos, size_t *cappos,
+                              lp_error *err)
+{
+    lp_status st = LP_OK;
+    if (p->n > *cappos) {
+        lp_free(*pathpos);
+        *cappos = p->n;
+        if (!(*pathpos = lp_malloc(*cappos * sizeof **pathpos)))
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    uint32_t *pos = *pathpos;
+    for (uint32_t i = 0; i < p->n; i++)
+        pos[i] = UINT32_MAX;
+    for (uint32_t k = 0; k < p->npath; k++)
+        pos[p->path[k]] = k;
+    for (uint32_t i = 0; i < p->n && !st; i++) {
+        sq_row(y);
+        sq_u64(y, r);
+        sq_i64(y, i);
+        sq_opt32(y, p->seg[i]);
+        sq_i64(y, p->task[i]);
+        sq_i64(y, p->start[i]);
+        sq_i64(y, p->end[i]);
+        sq_i64(y, p->slack[i]);
+        sq_i64(y, p->cpstart[i]);
+        sq_i64(y, p->cpend[i]);
+        sq_i64(y, p->oncp[i] != 0);
+        sq_opt32(y, pos[i]);
+        st = sq_step(y, err);
+    }
+    return st;
+}
+
+/* The request attributes, by request then name (the key order). */
+static lp_status req_attrs(lp_sqlite *db, const lp_reqlog *rl, lp_error *err)
+{
+    sq_ins z;
     if (!rl->nattrs)
         return LP_OK;
-    if ((st = sq_prep(db, &z, "INSERT OR REPLACE INTO request_attrs VALUES(?,?,?,?)", err)))
+    lp_status st = sq_prep(db, &z, "INSERT OR REPLACE INTO request_attrs VALUES(?,?,?,?)", err);
+    if (st)
         return st;
     for (uint64_t r = 0; r < rl->nreqs && !st; r++)
         for (uint32_t a = 0; a < rl->nattrs && !st; a++) {
@@ -182,8 +173,41 @@ static lp_status requests(lp_sqlite *db, const lp_reqlog *rl, const lp_causal *m
             sq_txt(&z, lp_reqlog_str(rl, v));
             st = sq_step(&z, err);
         }
-    st = sq_end(&z, st, err);
-    return st;
+    return sq_end(&z, st, err);
+}
+
+/* requests, request_segments (with the per-request critical path), request_attrs */
+static lp_status requests(lp_sqlite *db, const lp_reqlog *rl, const lp_causal *m, const uint32_t *map,
+                          const lp_sqlite_opts *o, lp_error *err)
+{
+    sq_ins x, y;
+    lp_status st = sq_prep(db, &x, "INSERT INTO requests VALUES(?,?,?,?,?,?,?,?,?,?,?)", err);
+    if (st)
+        return st;
+    if ((st = sq_prep(db, &y, "INSERT INTO request_segments VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", err))) {
+        st = sq_end(&x, st, err);
+        return st;
+    }
+    lp_reqpath p;
+    lp_reqpath_init(&p);
+    uint32_t *pathpos = NULL;
+    size_t cappos = 0;
+    for (uint64_t r = 0; r < rl->nreqs && !st; r++) {
+        if ((st = req_row(&x, rl, m, map, o, r, &p, err)))
+            break;
+        if (rl->rbad[r] || o->no_request_paths)
+            continue;
+        st = req_segments(&y, r, &p, &pathpos, &cappos, err);
+        if (!st && (r + 1) % TICK == 0 && sq_progress(db, "requests", r + 1, rl->nreqs))
+            st = lp_error_set(err, LP_ERR_ARG, "cancelled");
+    }
+    lp_free(pathpos);
+    lp_reqpath_release(&p);
+    st = sq_end(&x, st, err);
+    st = sq_end(&y, st, err);
+    if (st)
+        return st;
+    return req_attrs(db, rl, err);
 }
 
 static lp_status events(lp_sqlite *db, const lp_reqlog *rl, const uint32_t *map, lp_error *err)
@@ -209,8 +233,9 @@ static lp_status events(lp_sqlite *db, const lp_reqlog *rl, const uint32_t *map,
     return st;
 }
 
-/* The model: segments (with the aggregates), slack histograms, relationships, pipelines. */
-static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, const lp_reqstats *S, lp_error *err)
+/* The model's segments, with the aggregates. */
+static lp_status model_segments(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, const lp_reqstats *S,
+                                lp_error *err)
 {
     sq_ins x;
     char lab[1024];
@@ -248,8 +273,15 @@ static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, 
         }
         st = sq_step(&x, err);
     }
-    st = sq_end(&x, st, err);
-    if (st || (st = sq_prep(db, &x, "INSERT INTO slack_histogram VALUES(?,?,?,?,?,?)", err)))
+    return sq_end(&x, st, err);
+}
+
+/* The slack histograms of the segments. */
+static lp_status model_slack(lp_sqlite *db, const lp_reqstats *S, lp_error *err)
+{
+    sq_ins x;
+    lp_status st = sq_prep(db, &x, "INSERT INTO slack_histogram VALUES(?,?,?,?,?,?)", err);
+    if (st)
         return st;
     for (uint32_t s = 0; s < S->nseg && !st; s++)
         for (int h = 0; h < LP_REQSTATS_HIST && !st; h++) {
@@ -268,13 +300,17 @@ static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, 
             sq_u64(&x, S->seg[s].slack_hist[h]);
             st = sq_step(&x, err);
         }
-    st = sq_end(&x, st, err);
-    if (st)
-        return st;
-    /* relationships of the pairs seen together: (a, b, 'before') for a -> b, and
-     * (a, b, 'exclusive') once per pair (a < b); `direct` marks the transitive reduction */
+    return sq_end(&x, st, err);
+}
+
+/* The relationships of the pairs seen together: (a, b, 'before') for a -> b, and (a, b,
+ * 'exclusive') once per pair (a < b); `direct` marks the transitive reduction. */
+static lp_status model_relationships(lp_sqlite *db, const lp_causal *m, lp_error *err)
+{
+    sq_ins x;
     uint64_t *direct = NULL;
-    if ((st = lp_causal_direct(m, &direct, err)))
+    lp_status st = lp_causal_direct(m, &direct, err);
+    if (st)
         return st;
     if (!(st = sq_prep(db, &x, "INSERT INTO relationships VALUES(?,?,?,?,?)", err))) {
         for (uint32_t a = 0; a < m->nseg && !st; a++) {
@@ -298,7 +334,15 @@ static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, 
         st = sq_end(&x, st, err);
     }
     lp_free(direct);
-    if (st || (st = sq_prep(db, &x, "INSERT INTO pipelines VALUES(?,?,?,?,?,?,?,?)", err)))
+    return st;
+}
+
+/* The pipelines, then the rejected ones. */
+static lp_status model_pipelines(lp_sqlite *db, const lp_causal *m, lp_error *err)
+{
+    sq_ins x;
+    lp_status st = sq_prep(db, &x, "INSERT INTO pipelines VALUES(?,?,?,?,?,?,?,?)", err);
+    if (st)
         return st;
     for (uint32_t i = 0; i < m->npipes && !st; i++) {
         const lp_causal_pipe *pp = &m->pipes[i];
@@ -324,8 +368,17 @@ static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, 
         sq_i64(&x, 1);
         st = sq_step(&x, err);
     }
-    st = sq_end(&x, st, err);
-    return st;
+    return sq_end(&x, st, err);
+}
+
+/* The model: segments (with the aggregates), slack histograms, relationships, pipelines. */
+static lp_status model(lp_sqlite *db, const lp_causal *m, const lp_reqcat *cat, const lp_reqstats *S, lp_error *err)
+{
+    lp_status st;
+    if ((st = model_segments(db, m, cat, S, err)) || (st = model_slack(db, S, err)) ||
+        (st = model_relationships(db, m, err)))
+        return st;
+    return model_pipelines(db, m, err);
 }
 
 static lp_status aggregates(lp_sqlite *db, const lp_reqlog *rl, const lp_skew *sk, const lp_causal *m,

@@ -23,11 +23,11 @@
 
 #define TICK 65536 /* rows between progress calls */
 
-static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
+/* The types, by id. */
+static lp_status model_types(lp_sqlite *db, const lp_trace *t, lp_error *err)
 {
     sq_ins x;
     lp_status st;
-    /* types */
     if ((st = sq_prep(db, &x, "INSERT INTO types VALUES(?,?,?)", err)))
         return st;
     for (uint32_t ty = 0; ty < t->ntypes && !st; ty++) {
@@ -36,10 +36,14 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
         sq_txt(&x, lp_trace_type_name(t, ty));
         st = sq_step(&x, err);
     }
-    st = sq_end(&x, st, err);
-    if (st)
-        return st;
-    /* workers */
+    return sq_end(&x, st, err);
+}
+
+/* The workers, with their activity range and extent. */
+static lp_status model_workers(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    sq_ins x;
+    lp_status st;
     if ((st = sq_prep(db, &x, "INSERT INTO workers VALUES(?,?,?,?,?,?,?,?)", err)))
         return st;
     for (uint32_t w = 0; w < t->nworkers && !st; w++) {
@@ -61,10 +65,14 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
         }
         st = sq_step(&x, err);
     }
-    st = sq_end(&x, st, err);
-    if (st)
-        return st;
-    /* operators: the strings used as one, in id order */
+    return sq_end(&x, st, err);
+}
+
+/* The operators: the strings used as one, in id order. */
+static lp_status model_operators(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    sq_ins x;
+    lp_status st = LP_OK;
     uint64_t *used = lp_calloc((t->strs.n + 63) / 64 + 1, sizeof *used);
     if (!used)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -82,9 +90,14 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
         st = sq_end(&x, st, err);
     }
     lp_free(used);
-    if (st)
-        return st;
-    /* activities, worker by worker (ids are grouped by worker) */
+    return st;
+}
+
+/* The activities, worker by worker (ids are grouped by worker). */
+static lp_status model_activities(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    sq_ins x;
+    lp_status st;
     if ((st = sq_prep(db, &x, "INSERT INTO activities VALUES(?,?,?,?,?,?,?,?,?)", err)))
         return st;
     for (uint32_t w = 0; w < t->nworkers && !st; w++)
@@ -108,10 +121,14 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
                 break;
             }
         }
-    st = sq_end(&x, st, err);
-    if (st)
-        return st;
-    /* messages */
+    return sq_end(&x, st, err);
+}
+
+/* The messages. */
+static lp_status model_messages(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    sq_ins x;
+    lp_status st;
     if ((st = sq_prep(db, &x, "INSERT INTO messages VALUES(?,?,?,?,?,?,?,?,?,?)", err)))
         return st;
     for (uint64_t m = 0; m < t->nmsgs && !st; m++) {
@@ -138,10 +155,14 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
         if (!st && (m + 1) % TICK == 0 && sq_progress(db, "messages", m + 1, t->nmsgs))
             st = lp_error_set(err, LP_ERR_ARG, "cancelled");
     }
-    st = sq_end(&x, st, err);
-    if (st)
-        return st;
-    /* attribute lists: apool[l] = npairs, then the pairs; list 0 is empty */
+    return sq_end(&x, st, err);
+}
+
+/* The attribute lists: apool[l] = npairs, then the pairs; list 0 is empty. */
+static lp_status model_attrs(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    sq_ins x;
+    lp_status st;
     if ((st = sq_prep(db, &x, "INSERT INTO attrs VALUES(?,?,?,?,?)", err)))
         return st;
     for (uint64_t l = 1; l < t->napool && !st;) {
@@ -156,8 +177,16 @@ static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
         }
         l += 1 + 2 * (uint64_t)np;
     }
-    st = sq_end(&x, st, err);
-    return st;
+    return sq_end(&x, st, err);
+}
+
+static lp_status model(lp_sqlite *db, const lp_trace *t, lp_error *err)
+{
+    lp_status st;
+    if ((st = model_types(db, t, err)) || (st = model_workers(db, t, err)) || (st = model_operators(db, t, err)) ||
+        (st = model_activities(db, t, err)) || (st = model_messages(db, t, err)))
+        return st;
+    return model_attrs(db, t, err);
 }
 
 /* ---- critical path, breakdowns, checks --------------------------------------------------- */

@@ -1,14 +1,21 @@
 /* lpt_text.c: the native text format, .lpt version 1 (MODEL.md), reader and writer.
  *
  * Reader: the input is read in 4 MiB blocks and cut into lines with memchr; each line
- * is split into at most LPT_MAXTOK tokens in place (no copies), with SSE2 masks of the
- * delimiters 16 bytes at a time, and handed to the builder, which enforces the model's
+ * is split into at most LPT_MAXTOK tokens in place (no copies) by the shared tokenizer
+ * (lpt_tok.h: SSE2 masks of the delimiters 16 bytes at a time), and handed to the builder, which enforces the model's
  * rules. A bad line is reported with file, line, field and reason and skipped; the
  * reader never stops early for bad data. Lines longer than LPT_MAXLINE are reported
  * and skipped. Tuned for >= 10 M records/s on one core: names (workers, types,
  * operators) and whole attribute lists are looked up in small direct-mapped caches
  * keyed by their raw bytes before any hashing or interning, and integers are parsed
- * eight digits at a time.
+ * eight digits at a time. The caches are caches, not tables: a slot is overwritten by
+ * the next name that maps to it, a miss falls through to the builder's tables (string
+ * table, the library's hash map base/hashmap.h), and a hit costs one load and a
+ * 16-byte compare, which a general table with its hashing and probing could not match
+ * on this path.
+ *
+ * Writer: halves (S/R) are written back as halves, one S per (sender, receiver, id),
+ * found in the library's hash table.
  *
  * Escapes (an extension of MODEL.md, see docs/formats/lpt.md): inside a token, %XX
  * (two hex digits) stands for that byte; the writer escapes whitespace, '%', '=' in
@@ -18,29 +25,26 @@
 #include "longpole/codec/io.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
+#include "base/pool.h"
 #include "base/util.h"
+#include "formats/lpt_tok.h"
 
-#include <pthread.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define LPT_BLOCK ((size_t)4 << 20)
 #define LPT_SMALL ((size_t)256 << 10) /* smallest chunk of a pipelined read */
 #define LPT_NCHUNKS 64                 /* chunks of a mid-sized file */
 #define LPT_MAXLINE ((size_t)16 << 20)
-#define LPT_MAXTOK 256
+#define LPT_MAXTOK LP_LPT_MAXTOK
 #define LPT_PAD 64            /* readable bytes past the end of the data in the buffer */
 #define NCACHE 256            /* entries of each name cache (power of two) */
 #define NACACHE 64            /* entries of the attribute-list cache */
 #define ACACHE_MAXKEY 240     /* longest attribute text cached */
 
-typedef struct tok {
-    char *p;
-    size_t n;
-    char *eq; /* the first unescaped '=' (key=value tokens), or NULL */
-} tok;
+/* A token (lpt_tok.h) in a chunk buffer, which is ours to rewrite (decoding escapes);
+ * eq: the first unescaped '=' (key=value tokens), or NULL, on lines with escapes. */
+typedef lp_lpt_tok tok;
 
 /* A name seen before: its bytes as given (stable: interned), and what it maps to;
  * names of at most 16 bytes are compared by their key (tok_key) alone. */
@@ -91,6 +95,9 @@ static inline void tok_key(const char *p, size_t n, uint64_t *k0, uint64_t *k1)
     *k1 = b;
 }
 
+/* The name caches' slot of a name (direct-mapped caches in front of the builder's
+ * tables, not tables of their own: see the header; converting them to the library's
+ * hash map would slow the reader down). */
 static inline uint32_t key_hash(uint64_t k0, uint64_t k1, const char *p, size_t n)
 {
     uint64_t z = 0;
@@ -127,101 +134,6 @@ static inline void cache_put(cslot *c, const tok *t, const char *stable, uint32_
     e->id = id;
     e->k0 = k0;
     e->k1 = k1;
-}
-
-/* Split p[0..n) at spaces and tabs. p[n .. n+16) must be readable. Returns the number
- * of tokens, or LPT_MAXTOK + 1 if there are more than LPT_MAXTOK. */
-static size_t tokenize(char *p, size_t n, tok *tk)
-{
-    size_t nt = 0;
-#if defined(__SSE2__)
-    const __m128i sp = _mm_set1_epi8(' '), tb = _mm_set1_epi8('\t');
-    int in = 0;
-    size_t start = 0;
-    for (size_t i = 0; i < n; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        uint32_t delim = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tb)));
-        if (n - i < 16)
-            delim |= 0xFFFFu << (n - i); /* past the end: delimiters */
-        uint32_t word = ~delim & 0xFFFFu;
-        /* bits where the state changes between delimiter and token */
-        uint32_t change = (word ^ ((word << 1) | (uint32_t)in)) & 0xFFFFu;
-        while (change) {
-            unsigned b = (unsigned)__builtin_ctz(change);
-            change &= change - 1;
-            if (!in) {
-                start = i + b;
-                in = 1;
-            } else {
-                if (nt == LPT_MAXTOK)
-                    return LPT_MAXTOK + 1;
-                tk[nt].p = p + start;
-                tk[nt].n = i + b - start;
-                tk[nt].eq = NULL;
-                nt++;
-                in = 0;
-            }
-        }
-        in = (int)((word >> 15) & 1);
-    }
-    if (in) { /* a token running to the end (n a multiple of 16) */
-        if (nt == LPT_MAXTOK)
-            return LPT_MAXTOK + 1;
-        tk[nt].p = p + start;
-        tk[nt].n = n - start;
-        tk[nt].eq = NULL;
-        nt++;
-    }
-#else
-    char *e = p + n;
-    while (p < e) {
-        while (p < e && (*p == ' ' || *p == '\t'))
-            p++;
-        if (p == e)
-            break;
-        char *s0 = p;
-        while (p < e && *p != ' ' && *p != '\t')
-            p++;
-        if (nt == LPT_MAXTOK)
-            return LPT_MAXTOK + 1;
-        tk[nt].p = s0;
-        tk[nt].n = (size_t)(p - s0);
-        tk[nt].eq = NULL;
-        nt++;
-    }
-#endif
-    return nt;
-}
-
-/* Parse a time: the common case (1..18 digits, no sign) eight digits at a time,
- * everything else through lp_parse_i64. */
-static inline int parse_time(const char *s, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 18 || (unsigned char)(s[0] - '0') > 9)
-        return lp_parse_i64(s, n, out);
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t c;
-        memcpy(&c, s + i, 8);
-        /* all eight bytes are '0'..'9': high nibble 3, and adding 6 keeps it 3 */
-        if (((c & 0xF0F0F0F0F0F0F0F0ULL) | (((c + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
-            0x3333333333333333ULL)
-            return 0;
-        c &= 0x0F0F0F0F0F0F0F0FULL;              /* digit values, first digit in the low byte */
-        c = (c * 10 + (c >> 8)) & 0x00FF00FF00FF00FFULL;  /* pairs: 2-digit values */
-        c = (c * 100 + (c >> 16)) & 0x0000FFFF0000FFFFULL; /* quads: 4-digit values */
-        c = (c * 10000 + (c >> 32)) & 0xFFFFFFFFULL;        /* the 8-digit value */
-        v = v * 100000000ULL + c;
-    }
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return 0;
-        v = v * 10 + d;
-    }
-    *out = (int64_t)v;
-    return 1;
 }
 
 /* A printable excerpt of a token: at most 40 bytes of it, control bytes as '?' and
@@ -287,16 +199,17 @@ static size_t unescape_span(char *p0, size_t n)
  * escaped '=' (%3D) never splits it. The value is moved to follow the key's '='. */
 static void unescape(tok *t)
 {
+    char *p = (char *)t->p; /* in a chunk buffer: writable */
     if (!t->eq) {
-        t->n = unescape_span(t->p, t->n);
+        t->n = unescape_span(p, t->n);
         return;
     }
-    size_t kn = unescape_span(t->p, (size_t)(t->eq - t->p));
+    size_t kn = unescape_span(p, (size_t)(t->eq - p));
     char *v = t->eq + 1;
-    size_t vn = unescape_span(v, t->n - (size_t)(v - t->p));
-    t->p[kn] = '=';
-    memmove(t->p + kn + 1, v, vn);
-    t->eq = t->p + kn;
+    size_t vn = unescape_span(v, t->n - (size_t)(v - p));
+    p[kn] = '=';
+    memmove(p + kn + 1, v, vn);
+    t->eq = p + kn;
     t->n = kn + 1 + vn;
 }
 
@@ -424,7 +337,7 @@ static int attrs(reader *r, tok *tk, size_t from, size_t ntok, int msg, uint64_t
         }
         if (msg && k.n == 5 && memcmp(k.p, "bytes", 5) == 0) {
             int64_t nb;
-            if (!parse_time(v.p, v.n, &nb) || nb < 0) {
+            if (!lp_lpt_parse_time(v.p, v.n, &nb) || nb < 0) {
                 char ex[200];
                 BAD(r, LP_RULE_FIELD, "field %zu (bytes): not a non-negative integer: '%s'", i + 1,
                     excerpt(ex, v.p, v.n));
@@ -582,8 +495,11 @@ static int record(reader *r, tok *tk, size_t ntok, const pline *pl, lp_error *er
  * Stage 1 reads (and decompresses) the input in chunks, cuts lines, splits tokens,
  * decodes escapes and parses the times; stage 2 resolves names and feeds the builder,
  * in input order. On a large input stage 1 runs on its own thread, one chunk ahead, so
- * the two halves of the work overlap on two cores; a small input (one chunk) is read
- * inline. Chunks hold whole lines; a partial last line moves to the next chunk. */
+ * the two halves of the work overlap on two cores: its fills are the jobs of a queue on
+ * a pool of one worker (base/pool.h; one worker runs them one at a time, in order), with
+ * two slots (the chunk being read, the chunk being consumed), and stage 2 is their
+ * delivery. A small input (one chunk) is read inline. Chunks hold whole lines; a
+ * partial last line moves to the next chunk. */
 
 typedef struct chunk {
     char *buf;          /* text; lines and tokens point into it */
@@ -604,6 +520,7 @@ typedef struct stage1 {
     int eof, skipping;  /* input ended; inside an over-long line */
     char *carry;        /* partial line carried to the next chunk */
     size_t ncarry, capcarry;
+    int over;           /* the last chunk was filled (pipelined: later fills are empty) */
 } stage1;
 
 static void chunk_free(chunk *c)
@@ -667,14 +584,15 @@ static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
     pl->line = lineno;
     pl->tok0 = (uint32_t)c->ntk;
     tok *tk = c->tk + c->ntk;
-    size_t ntok = tokenize(p, n, tk);
+    int pct;
+    size_t ntok = lp_lpt_tokenize(p, n, 1, tk, &pct); /* the chunk is padded */
     if (!ntok || tk[0].p[0] == '#')
         return 0;
     if (ntok > LPT_MAXTOK) {
         pl->ntok = LPT_MAXTOK + 1;
         return 0;
     }
-    if (memchr(p, '%', n)) { /* rare: escapes; '=' must be found before decoding */
+    if (pct) { /* rare: escapes; '=' must be found before decoding */
         pl->eq_known = 1;
         for (size_t i = 0; i < ntok; i++) {
             tk[i].eq = memchr(tk[i].p, '=', tk[i].n);
@@ -689,9 +607,9 @@ static int prepare(chunk *c, char *p, size_t n, uint64_t lineno)
         char k = tk[0].p[0];
         unsigned i0 = 2, i1 = k == 'A' ? 3 : k == 'M' ? 4 : 0;
         if ((k == 'A' || k == 'M' || k == 'S' || k == 'R') && ntok >= 5) {
-            if (!parse_time(tk[i0].p, tk[i0].n, &pl->t0))
+            if (!lp_lpt_parse_time(tk[i0].p, tk[i0].n, &pl->t0))
                 pl->badtok = (uint8_t)i0;
-            else if (i1 && !parse_time(tk[i1].p, tk[i1].n, &pl->t1))
+            else if (i1 && !lp_lpt_parse_time(tk[i1].p, tk[i1].n, &pl->t1))
                 pl->badtok = (uint8_t)i1;
         }
     }
@@ -829,50 +747,6 @@ static int consume(reader *r, chunk *c, lp_error *err)
     return 0;
 }
 
-/* The hand-over between the stages: a queue of one full chunk and one free chunk. */
-typedef struct pipe_ {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    chunk *full;        /* filled by stage 1, waiting for stage 2 */
-    chunk *empty;       /* given back by stage 2 */
-    int stop;           /* stage 2 gave up */
-    stage1 *s;
-} pipe_;
-
-static void *stage1_main(void *arg)
-{
-    pipe_ *q = arg;
-    for (;;) {
-        pthread_mutex_lock(&q->mu);
-        while (!q->empty && !q->stop)
-            pthread_cond_wait(&q->cv, &q->mu);
-        chunk *c = q->empty;
-        q->empty = NULL;
-        int stop = q->stop;
-        pthread_cond_broadcast(&q->cv);
-        pthread_mutex_unlock(&q->mu);
-        if (stop) {
-            chunk_free(c);
-            return NULL;
-        }
-        fill(q->s, c);
-        int last = c->last;
-        pthread_mutex_lock(&q->mu);
-        while (q->full && !q->stop)
-            pthread_cond_wait(&q->cv, &q->mu);
-        if (q->stop) {
-            pthread_mutex_unlock(&q->mu);
-            chunk_free(c);
-            return NULL;
-        }
-        q->full = c;
-        pthread_cond_broadcast(&q->cv);
-        pthread_mutex_unlock(&q->mu);
-        if (last)
-            return NULL;
-    }
-}
-
 static int progress(reader *r, const lp_load_opts *opts, lp_input *in, uint64_t consumed, uint64_t *next)
 {
     if (!opts || !opts->progress || consumed < *next)
@@ -881,14 +755,87 @@ static int progress(reader *r, const lp_load_opts *opts, lp_input *in, uint64_t 
     return opts->progress(opts->progress_ctx, "loading", consumed, lp_input_size(in));
 }
 
+/* The pipelined read: slot i of the queue is read into c[i]; c[0] holds the first chunk
+ * already, so the first job has nothing to do. */
+typedef struct rpipe {
+    reader *r;
+    stage1 *s;
+    chunk *c[2];
+    const lp_load_opts *opts;
+    lp_input *in;
+    uint64_t *next_progress;
+    int first;          /* the first job is still to come (stage 1's state) */
+    int done;           /* the last chunk was consumed (stage 2's state) */
+} rpipe;
+
+/* Stage 1 (the worker): fill the slot's chunk. */
+static lp_status fill_job(void *ctx, size_t slot, unsigned thread, lp_error *err)
+{
+    rpipe *x = ctx;
+    chunk *c = x->c[slot];
+    if (x->first) {
+        x->first = 0;
+        return LP_OK;
+    }
+    if (x->s->over) { /* submitted before the last chunk was seen: nothing more to read */
+        c->ntk = c->nln = 0;
+        c->last = 1;
+        return LP_OK;
+    }
+    fill(x->s, c);
+    x->s->over = c->last;
+    return LP_OK;
+}
+
+/* Stage 2 (the calling thread, in order): a stage-1 failure, or the chunk's records. */
+static lp_status consume_chunk(void *ctx, size_t slot, lp_error *err)
+{
+    rpipe *x = ctx;
+    chunk *c = x->c[slot];
+    if (x->done) /* read after the last chunk: empty */
+        return LP_OK;
+    x->done = c->last;
+    if (c->st) {
+        *err = c->err;
+        return c->st;
+    }
+    if (consume(x->r, c, err) < 0)
+        return err->status;
+    if (progress(x->r, x->opts, x->in, c->consumed, x->next_progress))
+        return lp_error_set(err, LP_ERR_ARG, "cancelled");
+    return LP_OK;
+}
+
+/* Read the rest of the input through the pipeline; a (filled, not consumed) and b are the
+ * two chunks. */
+static lp_status read_pipelined(reader *r, stage1 *s, chunk *a, chunk *b, const lp_load_opts *opts, lp_input *in,
+                                uint64_t *next_progress, lp_error *err)
+{
+    rpipe x = {r, s, {a, b}, opts, in, next_progress, 1, 0};
+    lp_pool *pool = NULL;
+    lp_poolq *q = NULL;
+    lp_status st = lp_pool_new(&pool, 1, err);
+    if (!st)
+        st = lp_poolq_new(&q, pool, 2, fill_job, consume_chunk, &x, err);
+    while (!st && !x.done) {
+        size_t i;
+        if (!(st = lp_poolq_reserve(q, &i, err)))
+            st = lp_poolq_submit(q, err);
+    }
+    if (!st)
+        st = lp_poolq_finish(q, err);
+    lp_poolq_free(q);
+    lp_pool_free(pool);
+    return st;
+}
+
 lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_error *err)
 {
     reader *r = lp_calloc(1, sizeof *r);
     if (!r)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    stage1 s = {in, 0, 0, 0, NULL, 0, 0};
+    stage1 s = {in, 0, 0, 0, NULL, 0, 0, 0};
     chunk *a = NULL, *c2 = NULL;
-    pipe_ q;
     int threaded = 0;
     uint64_t next_progress = 0;
     lp_status st = LP_OK;
@@ -906,74 +853,14 @@ lp_status lp_lpt_read(lp_builder *b, lp_input *in, const lp_load_opts *opts, lp_
     fill(&s, a);
     if (!a->last && (c2 = chunk_new(hint))) {
         /* a large input: stage 1 continues on its own thread, into the other chunk */
-        memset(&q, 0, sizeof q);
-        q.s = &s;
-        q.empty = c2;
-        pthread_mutex_init(&q.mu, NULL);
-        pthread_cond_init(&q.cv, NULL);
-        pthread_t th;
-        if (pthread_create(&th, NULL, stage1_main, &q) == 0) {
-            threaded = 1;
-            c2 = NULL;
-            chunk *cur = a;
-            a = NULL;
-            for (;;) {
-                int last = cur->last;
-                if (cur->st) {
-                    st = cur->st;
-                    if (err)
-                        *err = cur->err;
-                } else if (consume(r, cur, err) < 0) {
-                    st = err ? err->status : LP_ERR_NOMEM;
-                } else if (progress(r, opts, in, cur->consumed, &next_progress)) {
-                    st = lp_error_set(err, LP_ERR_ARG, "cancelled");
-                }
-                pthread_mutex_lock(&q.mu);
-                if (st || last) {
-                    q.stop = 1;
-                    pthread_cond_broadcast(&q.cv);
-                    pthread_mutex_unlock(&q.mu);
-                    chunk_free(cur);
-                    break;
-                }
-                while (q.empty) /* stage 1 has not yet taken the other free chunk */
-                    pthread_cond_wait(&q.cv, &q.mu);
-                q.empty = cur; /* give it back, take the next */
-                pthread_cond_broadcast(&q.cv);
-                while (!q.full)
-                    pthread_cond_wait(&q.cv, &q.mu);
-                cur = q.full;
-                q.full = NULL;
-                pthread_cond_broadcast(&q.cv);
-                pthread_mutex_unlock(&q.mu);
-            }
-            pthread_join(th, NULL);
-            chunk_free(q.full);
-            chunk_free(q.empty);
-            pthread_mutex_destroy(&q.mu);
-            pthread_cond_destroy(&q.cv);
-        }
+        threaded = 1;
+        st = read_pipelined(r, &s, a, c2, opts, in, &next_progress, err);
     }
-    if (!threaded) { /* small input, or no second chunk or thread: inline */
-        for (;;) {
-            if (a->st) {
-                st = a->st;
-                if (err)
-                    *err = a->err;
-                break;
-            }
-            if (consume(r, a, err) < 0) {
-                st = err ? err->status : LP_ERR_NOMEM;
-                break;
-            }
-            if (progress(r, opts, in, a->consumed, &next_progress)) {
-                st = lp_error_set(err, LP_ERR_ARG, "cancelled");
-                break;
-            }
-            if (a->last)
-                break;
+    if (!threaded) { /* small input, or no second chunk: inline, the stages in turn */
+        rpipe x = {r, &s, {a, NULL}, opts, in, &next_progress, 0, 0};
+        lp_error e;
+        while (!(st = consume_chunk(&x, 0, err ? err : &e)) && !x.done)
             fill(&s, a);
-        }
     }
 out:
     if (st && err)
@@ -1149,6 +1036,24 @@ static void wmsgid(wbuf *w, const lp_trace *t, uint64_t id)
     }
 }
 
+/* Message m's (sender, receiver, id), for the table of the S halves written. */
+typedef struct halfkey {
+    const lp_trace *t;
+    uint64_t m;
+} halfkey;
+
+static inline uint32_t half_hash(const lp_trace *t, uint64_t m)
+{
+    return (uint32_t)lp_hash_mix(t->mid[m], (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
+}
+
+static inline int same_half(const void *ctx, uint64_t o)
+{
+    const halfkey *k = ctx;
+    const lp_trace *t = k->t;
+    return t->msrc[o] == t->msrc[k->m] && t->mdst[o] == t->mdst[k->m] && t->mid[o] == t->mid[k->m];
+}
+
 lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
 {
     wbuf w = {out, NULL, 0, (size_t)1 << 20, 0, NULL, NULL, 0, 0};
@@ -1202,11 +1107,8 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     uint64_t nhalf = 0;
     for (uint64_t m = 0; m < t->nmsgs; m++)
         nhalf += (t->mflags[m] & LP_MSG_HALVES) && t->mid[m] != LP_MSGID_NONE;
-    uint64_t hcap = 16;
-    while (hcap < 2 * nhalf)
-        hcap *= 2;
-    uint32_t *sent = nhalf ? lp_calloc(hcap, sizeof *sent) : NULL; /* message index + 1 of each S written */
-    if (nhalf && !sent) {
+    lp_hmap32 sent; /* (sender, receiver, id) -> the message whose S was written */
+    if (lp_hmap32_init(&sent, nhalf, NULL)) {
         lp_free(w.p);
         lp_free(w.cache);
         lp_free(w.cbuf);
@@ -1215,19 +1117,10 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
     for (uint64_t m = 0; m < t->nmsgs; m++) {
         int half = (t->mflags[m] & LP_MSG_HALVES) && t->mid[m] != LP_MSGID_NONE;
         if (half) {
-            uint64_t h = (t->mid[m] * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)t->msrc[m] << 32 | t->mdst[m]);
-            h ^= h >> 29;
-            uint64_t j = h & (hcap - 1);
-            int dup = 0;
-            for (; sent[j]; j = (j + 1) & (hcap - 1)) {
-                uint64_t o = sent[j] - 1;
-                if (t->msrc[o] == t->msrc[m] && t->mdst[o] == t->mdst[m] && t->mid[o] == t->mid[m]) {
-                    dup = 1;
-                    break;
-                }
-            }
-            if (!dup) {
-                sent[j] = (uint32_t)m + 1;
+            halfkey k = {t, m};
+            int added; /* room for every half was reserved: this cannot fail */
+            lp_hmap32_find_or_add(&sent, half_hash(t, m), same_half, &k, (uint32_t)m, &added);
+            if (added) {
                 wput(&w, "S ", 2);
                 wstr(&w, t, t->wname[t->msrc[m]], 0);
                 wc(&w, ' ');
@@ -1265,7 +1158,7 @@ lp_status lp_lpt_write(const lp_trace *t, FILE *out, lp_error *err)
         wattrs(&w, t, t->mattr[m]);
         wc(&w, '\n');
     }
-    lp_free(sent);
+    lp_hmap32_release(&sent);
     wflush(&w);
     lp_free(w.p);
     lp_free(w.cache);

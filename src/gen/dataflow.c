@@ -528,121 +528,132 @@ static inline void chan_add(sim *s, gworker *w, uint32_t j, uint32_t k, int64_t 
     s->pend[ch] = p;
 }
 
-/* Route n output records of worker w (done at time t) and decide which buffers to send. */
-static void route(sim *s, gworker *w, uint32_t n, int64_t t)
+/* Unkeyed routing: round robin over the p channels, from w->rr. */
+static void route_rr(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t p)
 {
-    uint32_t dop = w->op + 1, p = s->par[dop];
-    if (!s->keyed[dop]) {
-        if (n >= p) {
-            uint32_t base = n / p, rem = n % p;
-            for (uint32_t i = 0, j = w->rr; i < p; i++) {
-                chan_add(s, w, j, base + (i < rem), t);
-                if (++j == p)
-                    j = 0;
-            }
-            w->rr = (uint32_t)(((uint64_t)w->rr + rem) % p);
-        } else {
-            uint32_t j = w->rr;
-            for (uint32_t i = 0; i < n; i++) {
-                chan_add(s, w, j, 1, t);
-                if (++j == p)
-                    j = 0;
-            }
-            w->rr = j;
+    if (n >= p) {
+        uint32_t base = n / p, rem = n % p;
+        for (uint32_t i = 0, j = w->rr; i < p; i++) {
+            chan_add(s, w, j, base + (i < rem), t);
+            if (++j == p)
+                j = 0;
         }
-    } else if (s->btab[dop]) {
-        /* counts drawn at once (build_btab): the hot worker's Bin(n, pi0), then the rest
-         * spread uniformly over the cold workers by conditional binomials */
-        const binom *bt = s->btab[dop];
-        uint32_t m = n;
-        for (uint32_t j = 0; j + 1 < p; j++) {
-            uint64_t r = rnd(s);
-            uint32_t o = bt->off[j * (bt->batch + 1) + m];
-            uint32_t i = (uint32_t)(((r >> 32) * (m + 1)) >> 32);
-            uint32_t c = (uint32_t)r < bt->thr[o + i] ? i : bt->alias[o + i];
-            if (c)
-                chan_add(s, w, j, c, t);
-            m -= c;
-        }
-        if (m)
-            chan_add(s, w, p - 1, m, t);
+        w->rr = (uint32_t)(((uint64_t)w->rr + rem) % p);
     } else {
-        uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
-        const uint16_t *tab = s->ktab[dop];
-        const int packed = tab && p <= 8;
-        const int track = !packed && p > 2 * n; /* few records over many channels: list the ones drawn */
-#define BUMP(jj)                                                                                   \
-    do {                                                                                           \
-        uint32_t j_ = (jj);                                                                        \
-        if (track && !cnt[j_])                                                                     \
-            touched[nt++] = j_;                                                                    \
-        cnt[j_]++;                                                                                 \
-    } while (0)
-        if (packed) { /* as below, counting in the bytes of one word */
-            for (uint32_t i = 0; i < n;) {
-                uint32_t m = n - i < 252 ? n - i : 252, k = 0;
-                uint64_t acc = 0;
-                for (; k + 4 <= m; k += 4) {
-                    uint64_t r = rnd(s);
-                    acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[(r >> 16) & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[(r >> 32) & 0xffff] << 3);
-                    acc += UINT64_C(1) << (tab[r >> 48] << 3);
-                }
-                if (k < m) {
-                    uint64_t r = rnd(s);
-                    for (; k < m; k++, r >>= 16)
-                        acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
-                }
-                for (uint32_t j = 0; j < p; j++, acc >>= 8)
-                    cnt[j] += (uint32_t)(acc & 0xff);
-                i += m;
-            }
-        } else if (tab) { /* 16-bit draws through the table, four per random number */
-            uint32_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                uint64_t r = rnd(s);
-                BUMP(tab[r & 0xffff]);
-                BUMP(tab[(r >> 16) & 0xffff]);
-                BUMP(tab[(r >> 32) & 0xffff]);
-                BUMP(tab[r >> 48]);
-            }
-            if (i < n) {
-                uint64_t r = rnd(s);
-                for (; i < n; i++, r >>= 16)
-                    BUMP(tab[r & 0xffff]);
-            }
-        } else { /* exact 32-bit draws, two per random number */
-            uint64_t thr = s->skew_thr;
-            double scale = s->skew_scale[dop];
-            for (uint32_t i = 0; i < n; i += 2) {
-                uint64_t r = rnd(s);
-                for (uint32_t h = 0; h < 2 && i + h < n; h++, r >>= 32) {
-                    uint32_t u = (uint32_t)r, j = 0;
-                    if (u >= thr) {
-                        j = (uint32_t)((double)(u - thr) * scale);
-                        j = j < p ? j : p - 1;
-                    }
-                    BUMP(j);
-                }
-            }
+        uint32_t j = w->rr;
+        for (uint32_t i = 0; i < n; i++) {
+            chan_add(s, w, j, 1, t);
+            if (++j == p)
+                j = 0;
         }
-#undef BUMP
-        if (!track) {
-            for (uint32_t j = 0; j < p; j++)
-                if (cnt[j]) {
-                    chan_add(s, w, j, cnt[j], t);
-                    cnt[j] = 0;
+        w->rr = j;
+    }
+}
+
+/* Keyed routing with binomial tables (build_btab). */
+static void route_binom(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t dop, uint32_t p)
+{
+    /* counts drawn at once (build_btab): the hot worker's Bin(n, pi0), then the rest
+     * spread uniformly over the cold workers by conditional binomials */
+    const binom *bt = s->btab[dop];
+    uint32_t m = n;
+    for (uint32_t j = 0; j + 1 < p; j++) {
+        uint64_t r = rnd(s);
+        uint32_t o = bt->off[j * (bt->batch + 1) + m];
+        uint32_t i = (uint32_t)(((r >> 32) * (m + 1)) >> 32);
+        uint32_t c = (uint32_t)r < bt->thr[o + i] ? i : bt->alias[o + i];
+        if (c)
+            chan_add(s, w, j, c, t);
+        m -= c;
+    }
+    if (m)
+        chan_add(s, w, p - 1, m, t);
+}
+
+/* Keyed routing record by record: a channel drawn for each record (through the 16-bit
+ * table, packed in the bytes of a word when p <= 8, else exactly), then the counts
+ * added channel by channel. */
+static void route_keyed(sim *s, gworker *w, uint32_t n, int64_t t, uint32_t dop, uint32_t p)
+{
+    uint32_t *cnt = s->cnt, *touched = s->touched, nt = 0;
+    const uint16_t *tab = s->ktab[dop];
+    const int packed = tab && p <= 8;
+    const int track = !packed && p > 2 * n; /* few records over many channels: list the ones drawn */
+#define BUMP(jj)                                                                                   \
+do {                                                                                           \
+    uint32_t j_ = (jj);                                                                        \
+    if (track && !cnt[j_])                                                                     \
+        touched[nt++] = j_;                                                                    \
+    cnt[j_]++;                                                                                 \
+} while (0)
+    if (packed) { /* as below, counting in the bytes of one word */
+        for (uint32_t i = 0; i < n;) {
+            uint32_t m = n - i < 252 ? n - i : 252, k = 0;
+            uint64_t acc = 0;
+            for (; k + 4 <= m; k += 4) {
+                uint64_t r = rnd(s);
+                acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[(r >> 16) & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[(r >> 32) & 0xffff] << 3);
+                acc += UINT64_C(1) << (tab[r >> 48] << 3);
+            }
+            if (k < m) {
+                uint64_t r = rnd(s);
+                for (; k < m; k++, r >>= 16)
+                    acc += UINT64_C(1) << (tab[r & 0xffff] << 3);
+            }
+            for (uint32_t j = 0; j < p; j++, acc >>= 8)
+                cnt[j] += (uint32_t)(acc & 0xff);
+            i += m;
+        }
+    } else if (tab) { /* 16-bit draws through the table, four per random number */
+        uint32_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            uint64_t r = rnd(s);
+            BUMP(tab[r & 0xffff]);
+            BUMP(tab[(r >> 16) & 0xffff]);
+            BUMP(tab[(r >> 32) & 0xffff]);
+            BUMP(tab[r >> 48]);
+        }
+        if (i < n) {
+            uint64_t r = rnd(s);
+            for (; i < n; i++, r >>= 16)
+                BUMP(tab[r & 0xffff]);
+        }
+    } else { /* exact 32-bit draws, two per random number */
+        uint64_t thr = s->skew_thr;
+        double scale = s->skew_scale[dop];
+        for (uint32_t i = 0; i < n; i += 2) {
+            uint64_t r = rnd(s);
+            for (uint32_t h = 0; h < 2 && i + h < n; h++, r >>= 32) {
+                uint32_t u = (uint32_t)r, j = 0;
+                if (u >= thr) {
+                    j = (uint32_t)((double)(u - thr) * scale);
+                    j = j < p ? j : p - 1;
                 }
-        } else {
-            for (uint32_t i = 0; i < nt; i++) {
-                uint32_t j = touched[i];
-                chan_add(s, w, j, cnt[j], t);
-                cnt[j] = 0;
+                BUMP(j);
             }
         }
     }
-    /* buffer timeout */
+#undef BUMP
+    if (!track) {
+        for (uint32_t j = 0; j < p; j++)
+            if (cnt[j]) {
+                chan_add(s, w, j, cnt[j], t);
+                cnt[j] = 0;
+            }
+    } else {
+        for (uint32_t i = 0; i < nt; i++) {
+            uint32_t j = touched[i];
+            chan_add(s, w, j, cnt[j], t);
+            cnt[j] = 0;
+        }
+    }
+}
+
+/* Buffer timeout: the buffers open for FLUSH_NS by t are sent as they are. */
+static void flush_timeouts(sim *s, gworker *w, int64_t t)
+{
     while (w->oqlen) {
         const openent *e = &w->oq[w->oqhead];
         uint64_t ch = w->ochan + e->j;
@@ -655,6 +666,19 @@ static void route(sim *s, gworker *w, uint32_t n, int64_t t)
         w->oqhead = (w->oqhead + 1) & (w->oqcap - 1);
         w->oqlen--;
     }
+}
+
+/* Route n output records of worker w (done at time t) and decide which buffers to send. */
+static void route(sim *s, gworker *w, uint32_t n, int64_t t)
+{
+    uint32_t dop = w->op + 1, p = s->par[dop];
+    if (!s->keyed[dop])
+        route_rr(s, w, n, t, p);
+    else if (s->btab[dop])
+        route_binom(s, w, n, t, dop, p);
+    else
+        route_keyed(s, w, n, t, dop, p);
+    flush_timeouts(s, w, t);
 }
 
 /* Send a buffer of n records on channel j: serialization, buffer, message. */
@@ -1496,6 +1520,118 @@ static int field_is(const char *f, size_t n, const char *word)
     return strlen(word) == n && memcmp(f, word, n) == 0;
 }
 
+/* The ':'-separated fields of one operator's text it[0 .. len) (at most 4, trimmed). */
+static lp_status op_fields(const char *it, size_t len, int ilen, const char **f, size_t *fl, uint32_t *nfp,
+                           lp_error *err)
+{
+    uint32_t nf = 0;
+    for (size_t a = 0;;) {
+        size_t z = a;
+        while (z < len && it[z] != ':')
+            z++;
+        if (nf == 4)
+            return lp_error_set(err, LP_ERR_ARG,
+                                "operator '%.*s': too many fields (expected name:parallelism[:cost_ns][:keyed|:rebalance])",
+                                ilen, it);
+        size_t fa = a, fz = z;
+        while (fa < fz && is_space(it[fa]))
+            fa++;
+        while (fz > fa && is_space(it[fz - 1]))
+            fz--;
+        f[nf] = it + fa;
+        fl[nf++] = fz - fa;
+        if (z == len)
+            break;
+        a = z + 1;
+    }
+    *nfp = nf;
+    return LP_OK;
+}
+
+/* A cost field as a number (NaN if it is not one). */
+static double op_cost(const char *f, size_t fl)
+{
+    char buf[64];
+    double v = NAN;
+    if (fl > 0 && fl < sizeof buf) {
+        memcpy(buf, f, fl);
+        buf[fl] = '\0';
+        int numeric = 1;
+        for (size_t i = 0; i < fl; i++)
+            if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E' ||
+                  buf[i] == '+' || buf[i] == '-'))
+                numeric = 0;
+        char *e = NULL;
+        if (numeric) {
+            v = strtod(buf, &e);
+            if (e != buf + fl)
+                v = NAN;
+        }
+    }
+    return v;
+}
+
+/* Operator ops[nops] from its text it[0 .. len): name, parallelism, then an optional
+ * cost and an optional exchange (*exch: -1 not given, 0 rebalance, 1 keyed). */
+static lp_status parse_op(lp_gen_op *ops, uint32_t nops, const char *it, size_t len, int *exch, lp_error *err)
+{
+    int ilen = len > 200 ? 200 : (int)len;
+    const char *f[5];
+    size_t fl[5];
+    uint32_t nf = 0;
+    lp_status st = op_fields(it, len, ilen, f, fl, &nf, err);
+    if (st)
+        return st;
+    lp_gen_op *op = &ops[nops];
+    if (!valid_name(f[0], fl[0]))
+        return lp_error_set(err, LP_ERR_ARG,
+                            "operator '%.*s': the name must be 1 to 31 characters of [A-Za-z0-9_.-]", ilen, it);
+    memcpy(op->name, f[0], fl[0]);
+    op->name[fl[0]] = '\0';
+    for (uint32_t m = 0; m < nops; m++)
+        if (strcmp(ops[m].name, op->name) == 0)
+            return lp_error_set(err, LP_ERR_ARG, "operator list: operator name '%s' used twice", op->name);
+    if (nf < 2)
+        return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': missing parallelism (expected name:parallelism...)",
+                            ilen, it);
+    uint64_t par = 0;
+    int ok = fl[1] > 0 && fl[1] <= 5;
+    for (size_t i = 0; ok && i < fl[1]; i++) {
+        if (f[1][i] < '0' || f[1][i] > '9')
+            ok = 0;
+        else
+            par = par * 10 + (uint64_t)(f[1][i] - '0');
+    }
+    if (!ok || par < 1 || par > 4096)
+        return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': parallelism '%.*s' is not an integer in 1..4096",
+                            ilen, it, (int)(fl[1] > 32 ? 32 : fl[1]), f[1]);
+    op->parallelism = (uint32_t)par;
+    op->cost_ns = default_cost(f[0], fl[0]);
+    *exch = -1;
+    int have_cost = 0;
+    for (uint32_t k = 2; k < nf; k++) {
+        int fk = fl[k] > 32 ? 32 : (int)fl[k];
+        if (field_is(f[k], fl[k], "keyed") || field_is(f[k], fl[k], "rebalance")) {
+            if (*exch >= 0)
+                return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': exchange given twice", ilen, it);
+            *exch = f[k][0] == 'k';
+            continue;
+        }
+        if (have_cost || *exch >= 0)
+            return lp_error_set(err, LP_ERR_ARG,
+                                "operator '%.*s': field '%.*s' is not 'keyed' or 'rebalance'", ilen, it, fk, f[k]);
+        double v = op_cost(f[k], fl[k]);
+        if (bad_num(v, 0, MAX_COST))
+            return lp_error_set(err, LP_ERR_ARG,
+                                "operator '%.*s': cost '%.*s' is not a number of ns per record in 0..%g "
+                                "(nor 'keyed' or 'rebalance')",
+                                ilen, it, fk, f[k], MAX_COST);
+        op->cost_ns = v;
+        have_cost = 1;
+    }
+    return LP_OK;
+}
+
 lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err)
 {
     if (!o || !spec)
@@ -1513,97 +1649,13 @@ lp_status lp_gen_parse_ops(lp_gen_dataflow *o, const char *spec, lp_error *err)
             it++, len--;
         while (len && is_space(it[len - 1]))
             len--;
-        int ilen = len > 200 ? 200 : (int)len;
         if (len == 0)
             return lp_error_set(err, LP_ERR_ARG, "operator list '%s': empty operator (expected name:parallelism[:cost_ns][:keyed|:rebalance])", spec);
         if (nops == LP_GEN_MAXOPS)
             return lp_error_set(err, LP_ERR_ARG, "operator list: more than %d operators", LP_GEN_MAXOPS);
-        /* split on ':' */
-        const char *f[5];
-        size_t fl[5];
-        uint32_t nf = 0;
-        for (size_t a = 0;;) {
-            size_t z = a;
-            while (z < len && it[z] != ':')
-                z++;
-            if (nf == 4)
-                return lp_error_set(err, LP_ERR_ARG,
-                                    "operator '%.*s': too many fields (expected name:parallelism[:cost_ns][:keyed|:rebalance])",
-                                    ilen, it);
-            size_t fa = a, fz = z;
-            while (fa < fz && is_space(it[fa]))
-                fa++;
-            while (fz > fa && is_space(it[fz - 1]))
-                fz--;
-            f[nf] = it + fa;
-            fl[nf++] = fz - fa;
-            if (z == len)
-                break;
-            a = z + 1;
-        }
-        lp_gen_op *op = &ops[nops];
-        if (!valid_name(f[0], fl[0]))
-            return lp_error_set(err, LP_ERR_ARG,
-                                "operator '%.*s': the name must be 1 to 31 characters of [A-Za-z0-9_.-]", ilen, it);
-        memcpy(op->name, f[0], fl[0]);
-        op->name[fl[0]] = '\0';
-        for (uint32_t m = 0; m < nops; m++)
-            if (strcmp(ops[m].name, op->name) == 0)
-                return lp_error_set(err, LP_ERR_ARG, "operator list: operator name '%s' used twice", op->name);
-        if (nf < 2)
-            return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': missing parallelism (expected name:parallelism...)",
-                                ilen, it);
-        uint64_t par = 0;
-        int ok = fl[1] > 0 && fl[1] <= 5;
-        for (size_t i = 0; ok && i < fl[1]; i++) {
-            if (f[1][i] < '0' || f[1][i] > '9')
-                ok = 0;
-            else
-                par = par * 10 + (uint64_t)(f[1][i] - '0');
-        }
-        if (!ok || par < 1 || par > 4096)
-            return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': parallelism '%.*s' is not an integer in 1..4096",
-                                ilen, it, (int)(fl[1] > 32 ? 32 : fl[1]), f[1]);
-        op->parallelism = (uint32_t)par;
-        op->cost_ns = default_cost(f[0], fl[0]);
-        exch[nops] = -1;
-        int have_cost = 0;
-        for (uint32_t k = 2; k < nf; k++) {
-            int fk = fl[k] > 32 ? 32 : (int)fl[k];
-            if (field_is(f[k], fl[k], "keyed") || field_is(f[k], fl[k], "rebalance")) {
-                if (exch[nops] >= 0)
-                    return lp_error_set(err, LP_ERR_ARG, "operator '%.*s': exchange given twice", ilen, it);
-                exch[nops] = f[k][0] == 'k';
-                continue;
-            }
-            if (have_cost || exch[nops] >= 0)
-                return lp_error_set(err, LP_ERR_ARG,
-                                    "operator '%.*s': field '%.*s' is not 'keyed' or 'rebalance'", ilen, it, fk, f[k]);
-            char buf[64];
-            double v = NAN;
-            if (fl[k] > 0 && fl[k] < sizeof buf) {
-                memcpy(buf, f[k], fl[k]);
-                buf[fl[k]] = '\0';
-                int numeric = 1;
-                for (size_t i = 0; i < fl[k]; i++)
-                    if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.' || buf[i] == 'e' || buf[i] == 'E' ||
-                          buf[i] == '+' || buf[i] == '-'))
-                        numeric = 0;
-                char *e = NULL;
-                if (numeric) {
-                    v = strtod(buf, &e);
-                    if (e != buf + fl[k])
-                        v = NAN;
-                }
-            }
-            if (bad_num(v, 0, MAX_COST))
-                return lp_error_set(err, LP_ERR_ARG,
-                                    "operator '%.*s': cost '%.*s' is not a number of ns per record in 0..%g "
-                                    "(nor 'keyed' or 'rebalance')",
-                                    ilen, it, fk, f[k], MAX_COST);
-            op->cost_ns = v;
-            have_cost = 1;
-        }
+        lp_status st = parse_op(ops, nops, it, len, &exch[nops], err);
+        if (st)
+            return st;
         nops++;
         if (!end)
             break;

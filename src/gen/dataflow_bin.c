@@ -24,7 +24,7 @@
  *     with the gap pieces before them, and after the last one in its last block); the
  *     workers' row ranges and the extent follow.
  *  4. Output: the header and small sections, then every column as a run of blocks
- *     through the ordered pipeline (base/opipe.h): formatted on several threads,
+ *     through the ordered output (df_out, dataflow_out.c): formatted on several threads,
  *     hashed (XXH3-64) and written in order; then the attribute pool and the checksum.
  *
  * Invariants: a block's rows are a function of the log, the gap pieces and the block
@@ -33,8 +33,6 @@
  * log: 12 bytes a gap piece and a few blocks of output.
  */
 #include "dataflow_int.h"
-#include "base/par.h"
-#include "base/opipe.h"
 #include "formats/lptb_hdr.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/base/alloc.h"
@@ -102,6 +100,7 @@ typedef struct bw {
     const lp_gen_dataflow *o;
     uint32_t nwk;
     unsigned nthr;
+    lp_pool *pool;             /* nthr workers (none for one thread): step 1 and the output */
     /* step 1 */
     wgaps *wg;                 /* [nwk] */
     /* names */
@@ -204,12 +203,11 @@ static int close_regions(wgaps *g, rstate *r, int64_t t)
 typedef struct scan_ctx {
     const bw *x;
     const uint8_t *owner;
-    pass_out out[LP_OPIPE_MAX_THREADS];
+    pass_out out[DF_OUT_MAX_THREADS];
 } scan_ctx;
 
-static void recv_part(void *ctx, unsigned tid, unsigned nthr)
+static lp_status recv_part(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
-    (void)nthr;
     scan_ctx *c = ctx;
     const bw *x = c->x;
     const df_log *l = x->log;
@@ -217,7 +215,7 @@ static void recv_part(void *ctx, unsigned tid, unsigned nthr)
     rstate *st = lp_calloc(x->nwk, sizeof *st);
     if (!st) {
         o->nomem = 1;
-        return;
+        return LP_OK;
     }
     for (uint32_t w = 0; w < x->nwk; w++) {
         acur_init(&st[w].a, &l->acts[w]);
@@ -283,6 +281,7 @@ static void recv_part(void *ctx, unsigned tid, unsigned nthr)
         g->last = r->seen && r->lastrecv > last ? r->lastrecv : last;
     }
     lp_free(st);
+    return LP_OK;
 }
 
 static lp_status scan(bw *x, lp_error *err)
@@ -290,7 +289,7 @@ static lp_status scan(bw *x, lp_error *err)
     const df_log *l = x->log;
     x->wg = lp_calloc((size_t)x->nwk + 1, sizeof *x->wg);
     uint8_t *owner = lp_calloc((size_t)x->nwk + 1, 1);
-    uint64_t *load = lp_calloc(LP_OPIPE_MAX_THREADS, sizeof *load);
+    uint64_t *load = lp_calloc(DF_OUT_MAX_THREADS, sizeof *load);
     if (!x->wg || !owner || !load) {
         lp_free(owner);
         lp_free(load);
@@ -319,7 +318,7 @@ static lp_status scan(bw *x, lp_error *err)
     c.x = x;
     c.owner = owner;
     if (!bad)
-        lp_reqpar_run(nt, recv_part, &c);
+        lp_pool_run(x->pool, nt, recv_part, &c, NULL);
     lp_free(owner);
     lp_free(load);
     if (bad)
@@ -718,7 +717,7 @@ static lp_status ob_sink(void *ctx, size_t bi, const char *buf, size_t len, lp_e
     return LP_OK;
 }
 
-static lp_status write_all(bw *x, unsigned threads, lp_error *err)
+static lp_status write_all(bw *x, lp_error *err)
 {
     lp_status st = make_head(x, err);
     if (!st)
@@ -733,8 +732,8 @@ static lp_status write_all(bw *x, unsigned threads, lp_error *err)
         x->bytes_total += ob_bound(x, b) - (x->ob[b].kind == OB_HEAD ? 0 : 8) + x->ob[b].pad;
     x->bytes_total = x->bytes_total ? x->bytes_total : 1;
     x->records = x->nrows + x->log->nmsgs;
-    lp_opipe pipe = {x->nob, x, ob_bound, ob_format, ob_sink};
-    st = lp_opipe_run(&pipe, threads, err);
+    df_out pipe = {x->nob, x, ob_bound, ob_format, ob_sink};
+    st = df_out_run(&pipe, x->pool, err);
     if (!st) {
         uint64_t sum = XXH3_64bits_digest(x->h);
         if (fwrite(&sum, 1, 8, x->out) != 8 || fflush(x->out) != 0 || ferror(x->out))
@@ -745,6 +744,7 @@ static lp_status write_all(bw *x, unsigned threads, lp_error *err)
 
 static void release(bw *x)
 {
+    lp_pool_free(x->pool);
     lp_trace_free(x->skel);
     lp_free(x->dattr);
     lp_free(x->wop);
@@ -776,9 +776,10 @@ lp_status lp_gen_dataflow_write_lptb(const lp_gen_dataflow *o, FILE *out, unsign
     x.o = o;
     x.out = out;
     x.nwk = log.nw + (uint32_t)log.has_jm;
-    x.nthr = threads ? (threads > LP_OPIPE_MAX_THREADS ? LP_OPIPE_MAX_THREADS : threads) : lp_opipe_default_threads();
-    if (!(st = scan(&x, err)) && !(st = skeleton(&x, err)) && !(st = rows(&x, err)))
-        st = write_all(&x, x.nthr, err);
+    x.nthr = lp_pool_threads(threads, DF_OUT_MAX_THREADS);
+    if (!(st = lp_pool_new(&x.pool, x.nthr > 1 ? x.nthr : 0, err)) && !(st = scan(&x, err)) &&
+        !(st = skeleton(&x, err)) && !(st = rows(&x, err)))
+        st = write_all(&x, err);
     release(&x);
     df_log_release(&log);
     return st;

@@ -25,6 +25,7 @@
 #define LP_GEN_DATAFLOW_INT_H
 
 #include "longpole/gen/gen.h"
+#include "base/pool.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -263,6 +264,26 @@ static inline uint64_t df_rd_id(df_rd *r)
     r->id += (uint64_t)df_unzz_(df_rd_field(r, DF_F_ID));
     return r->id;
 }
+/* ---- output (dataflow_out.c) ----------------------------------------------------------
+ * The direct writers' output, cut into numbered blocks: formatted by the pool's workers,
+ * handed to the sink strictly in block order on the calling thread (base/pool.h), with a
+ * buffer per slot of the queue (2 * workers + 2). The bytes do not depend on the number of
+ * threads; the first failure (memory, the sink's error) stops the rest and is returned. */
+#define DF_OUT_SLACK 128        /* bytes a format may write beyond bound(b) (fixed-size copies) */
+#define DF_OUT_MAX_THREADS 8    /* formatting threads at most (and the default: one per CPU) */
+typedef struct df_out {
+    size_t nblocks;
+    void *ctx;
+    /* Most bytes block b takes (its buffer has DF_OUT_SLACK more, 16-byte aligned). */
+    size_t (*bound)(void *ctx, size_t b);
+    /* Format block b into buf; returns its length. Any thread, concurrently for
+     * different blocks: it only reads shared state. */
+    size_t (*format)(void *ctx, size_t b, char *buf);
+    /* Consume block b (write it out): in block order, on the calling thread. */
+    lp_status (*sink)(void *ctx, size_t b, const char *buf, size_t len, lp_error *err);
+} df_out;
+lp_status df_out_run(const df_out *o, lp_pool *pool, lp_error *err);
+
 /* The next message whole. */
 static inline void df_rd_msg(df_rd *r, df_msg *m)
 {

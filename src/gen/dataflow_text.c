@@ -11,13 +11,12 @@
  *
  * Invariants: the output is cut into blocks (the header and W records; runs of at most
  * DF_ACT_MARK activities of one worker; runs of DF_MSG_MARK messages), numbered in
- * output order and run through the ordered pipeline (base/opipe.h): formatted by several
- * threads, written strictly in order. So the output does not depend on the number of
+ * output order and run through the ordered output (df_out, dataflow_out.c, on the thread
+ * pool): formatted by several threads, written strictly in order. So the output does not depend on the number of
  * threads, and memory beyond the log is a few buffers of one block's text.
  */
 #include "dataflow_int.h"
 #include "longpole/base/alloc.h"
-#include "base/opipe.h"
 #include "base/util.h"
 
 #include <string.h>
@@ -111,7 +110,7 @@ static inline char *put(char *p, const char *s, size_t n)
 
 /* Copy a string of n <= K bytes from a buffer with K readable bytes as K bytes (a few
  * vector moves; a variable-length copy costs more for short strings): the output
- * buffers keep LP_OPIPE_SLACK bytes after each block's bound. */
+ * buffers keep DF_OUT_SLACK bytes after each block's bound. */
 #define PUTK(p, s, n, K) (memcpy((p), (s), (K)), (p) + (n))
 
 static char *fmt_header(const tw *t, char *p)
@@ -278,8 +277,12 @@ lp_status lp_gen_dataflow_write(const lp_gen_dataflow *o, FILE *out, unsigned th
         } else {
             for (size_t b = 0; b < t.nblocks; b++)
                 t.total += t.blocks[b].nrec;
-            lp_opipe pipe = {t.nblocks, &t, block_bound, format, sink};
-            st = lp_opipe_run(&pipe, threads, err);
+            df_out pipe = {t.nblocks, &t, block_bound, format, sink};
+            unsigned nthr = lp_pool_threads(threads, DF_OUT_MAX_THREADS);
+            lp_pool *pool = NULL; /* formatting threads, unless one or a few blocks */
+            if (!(st = lp_pool_new(&pool, nthr > 1 && t.nblocks >= 4 ? nthr : 0, err)))
+                st = df_out_run(&pipe, pool, err);
+            lp_pool_free(pool);
         }
     }
     if (!st && (fflush(out) != 0 || ferror(out)))

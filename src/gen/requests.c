@@ -16,7 +16,7 @@
  */
 #include "longpole/gen/genreq.h"
 #include "longpole/base/alloc.h"
-#include "base/par.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -181,12 +181,8 @@ static int add_dep(tmpl *t, uint32_t ev, uint32_t dep)
     return 0;
 }
 
-static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
-{
-    memset(t, 0, sizeof *t);
-    char nm[32];
-    uint32_t e;
-    int bad = 0;
+/* The template's builders: EV adds an event to the last task and DEP a dependency;
+ * both set the builder's `bad` on failure (out of memory). */
 #define EV(var, name, host, rule, dist, slot)                                                       \
     do {                                                                                           \
         var = add_ev(t, name, host, rule, dist, slot);                                             \
@@ -198,8 +194,13 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
         if (add_dep(t, ev, dep))                                                                   \
             bad = 1;                                                                               \
     } while (0)
-    /* page: client -> web -> client */
-    uint32_t fanout, head, dom;
+
+/* page: client -> web -> client; the events others depend on in *fanout, *head, *dom. */
+static int tmpl_page(const lp_genreq_shape *s, tmpl *t, uint32_t *fanout, uint32_t *head, uint32_t *dom)
+{
+    char nm[32];
+    uint32_t e;
+    int bad = 0;
     if (add_task(t, "page", 0, -1))
         return -1;
     EV(e, "click", H_C, R_START, 0, 0);
@@ -211,50 +212,48 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
         snprintf(nm, sizeof nm, "auth%u", i + 1);
         EV(e, nm, H_W, R_DUR, D_SERVER, 0);
     }
-    EV(fanout, "fanout", H_W, R_DUR, D_SERVER, 0);
+    EV(*fanout, "fanout", H_W, R_DUR, D_SERVER, 0);
     for (uint32_t i = half; i < s->xserver; i++) {
         snprintf(nm, sizeof nm, "prep%u", i - half + 1);
         EV(e, nm, H_W, R_DUR, D_SERVER, 0);
     }
-    EV(head, "head", H_W, R_DUR, D_SERVER, 0);
+    EV(*head, "head", H_W, R_DUR, D_SERVER, 0);
     EV(e, "first_byte", H_C, R_NET, N_CW, 0);
     EV(e, "css", H_C, R_DUR, D_CLIENT, 0);
     for (uint32_t i = 0; i < s->xclient; i++) {
         snprintf(nm, sizeof nm, "layout%u", i + 1);
         EV(e, nm, H_C, R_DUR, D_CLIENT, 0);
     }
-    EV(dom, "dom", H_C, R_DUR, D_CLIENT, 0);
-    if (bad)
-        return -1;
-    /* RPC fan-out (and the optional db call) */
-    uint32_t *replies = lp_malloc((s->rpcs + 1) * sizeof *replies);
-    if (!replies)
-        return -1;
-    uint32_t ncalls = s->rpcs + (with_db ? 1 : 0);
+    EV(*dom, "dom", H_C, R_DUR, D_CLIENT, 0);
+    return bad ? -1 : 0;
+}
+
+/* RPC fan-out (and the optional db call); each call's reply event in replies[k]. Then
+ * the lock group on the web server. */
+static int tmpl_calls(const lp_genreq_shape *s, uint32_t ncalls, uint32_t fanout, tmpl *t, uint32_t *replies)
+{
+    char nm[32];
+    uint32_t e;
+    int bad = 0;
     for (uint32_t k = 0; k < ncalls; k++) {
         int opt = k == s->rpcs;
         if (opt)
             snprintf(nm, sizeof nm, "db");
         else
             snprintf(nm, sizeof nm, "rpc%u", k + 1);
-        if (add_task(t, nm, opt, -1)) {
-            lp_free(replies);
+        if (add_task(t, nm, opt, -1))
             return -1;
-        }
         EV(e, "call", H_W, R_START, 0, 0);
         DEP(e, fanout);
         EV(e, "serve", opt ? H_D : H_B, R_NET, N_WB, (uint16_t)k);
         EV(e, "served", opt ? H_D : H_B, R_DUR, D_BACKEND, (uint16_t)k);
         EV(replies[k], "reply", H_W, R_NET, N_WB, 0);
     }
-    /* lock group on the web server */
     if (s->lock)
         for (uint32_t k = 0; k < 3; k++) {
             snprintf(nm, sizeof nm, "lock%u", k + 1);
-            if (add_task(t, nm, 0, (int)t->ngroups)) {
-                lp_free(replies);
+            if (add_task(t, nm, 0, (int)t->ngroups))
                 return -1;
-            }
             EV(e, "want", H_W, R_START, 0, 0);
             DEP(e, fanout);
             EV(e, "ready", H_W, R_DUR, D_STIMER, 0);
@@ -264,12 +263,19 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
         }
     if (s->lock)
         t->ngroups++;
-    /* render: the producer */
-    uint32_t *chunk = lp_malloc(s->chunks * sizeof *chunk), *arrived = lp_malloc(s->chunks * sizeof *arrived);
-    if (!chunk || !arrived || add_task(t, "render", 0, -1)) {
-        lp_free(replies), lp_free(chunk), lp_free(arrived);
+    return bad ? -1 : 0;
+}
+
+/* render, the producer, after every reply and the head; its chunks (chunk[i]) and
+ * their transfers (arrived[i]). */
+static int tmpl_render(const lp_genreq_shape *s, uint32_t ncalls, const uint32_t *replies, uint32_t head, tmpl *t,
+                       uint32_t *chunk, uint32_t *arrived)
+{
+    char nm[32];
+    uint32_t e;
+    int bad = 0;
+    if (add_task(t, "render", 0, -1))
         return -1;
-    }
     t->render = t->ntask - 1;
     t->chunks = s->chunks;
     EV(e, "gather", H_W, R_START, 0, 0);
@@ -280,21 +286,25 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
         snprintf(nm, sizeof nm, "chunk%u", i + 1);
         EV(chunk[i], nm, H_W, R_DUR, D_SERVER, 0);
     }
-    /* transfers */
     for (uint32_t i = 0; i < s->chunks && !bad; i++) {
         snprintf(nm, sizeof nm, "xfer%u", i + 1);
-        if (add_task(t, nm, 0, -1)) {
-            bad = 1;
-            break;
-        }
+        if (add_task(t, nm, 0, -1))
+            return -1;
         EV(e, "sent", H_W, R_START, 0, 0);
         DEP(e, chunk[i]);
         EV(arrived[i], "arrived", H_C, R_NET, N_CHUNK, 0);
     }
-    /* display: the consumer, FIFO */
-    uint32_t last = 0;
-    if (!bad && add_task(t, "display", 0, -1))
-        bad = 1;
+    return bad ? -1 : 0;
+}
+
+/* display, the consumer (FIFO, after the dom), then the JavaScript on one engine. */
+static int tmpl_display(const lp_genreq_shape *s, uint32_t dom, const uint32_t *arrived, tmpl *t)
+{
+    char nm[32];
+    uint32_t e, last = 0;
+    int bad = 0;
+    if (add_task(t, "display", 0, -1))
+        return -1;
     t->display = t->ntask - 1;
     for (uint32_t i = 0; i < s->chunks && !bad; i++) {
         snprintf(nm, sizeof nm, "show%u", i + 1);
@@ -308,14 +318,11 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
         snprintf(nm, sizeof nm, "shown%u", i + 1);
         EV(last, nm, H_C, R_DUR, D_CLIENT, 0);
     }
-    /* JavaScript on one engine */
     uint32_t g = t->ngroups;
     for (uint32_t k = 0; k < s->js && !bad; k++) {
         snprintf(nm, sizeof nm, "js%u", k + 1);
-        if (add_task(t, nm, 0, (int)g)) {
-            bad = 1;
-            break;
-        }
+        if (add_task(t, nm, 0, (int)g))
+            return -1;
         EV(e, "sched", H_C, R_START, 0, 0);
         DEP(e, last);
         EV(e, "ready", H_C, R_DUR, D_TIMER, 0);
@@ -326,13 +333,29 @@ static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
     }
     if (s->js)
         t->ngroups++;
-    lp_free(replies), lp_free(chunk), lp_free(arrived);
+    return bad ? -1 : 0;
+}
+
 #undef EV
 #undef DEP
+
+static int build_tmpl(const lp_genreq_shape *s, int with_db, tmpl *t)
+{
+    memset(t, 0, sizeof *t);
+    uint32_t fanout, head, dom, ncalls = s->rpcs + (with_db ? 1 : 0);
+    if (tmpl_page(s, t, &fanout, &head, &dom))
+        return -1;
+    uint32_t *replies = lp_malloc((s->rpcs + 1) * sizeof *replies);
+    uint32_t *chunk = lp_malloc(s->chunks * sizeof *chunk), *arrived = lp_malloc(s->chunks * sizeof *arrived);
+    int rc = !replies || !chunk || !arrived || tmpl_calls(s, ncalls, fanout, t, replies) ||
+                     tmpl_render(s, ncalls, replies, head, t, chunk, arrived) || tmpl_display(s, dom, arrived, t)
+                 ? -1
+                 : 0;
+    lp_free(replies), lp_free(chunk), lp_free(arrived);
     t->nsegs = 0;
     for (uint32_t k = 0; k < t->ntask; k++)
         t->nsegs += t->task[k].n - 1;
-    return bad ? -1 : 0;
+    return rc;
 }
 
 /* ---- randomness ------------------------------------------------------------------------- */
@@ -729,14 +752,14 @@ typedef struct wjob {
     gout *logs, *attrs;     /* per thread */
     gout **perhost;         /* per thread: nhosts buffers (per-host mode) */
     uint32_t nhosts;
-    int nomem;
 } wjob;
 
-static void wjob_run(void *ctx, unsigned tid, unsigned n)
+static lp_status wjob_run(void *ctx, size_t tid, size_t n, lp_error *err)
 {
     wjob *w = ctx;
     uint64_t lo, hi;
-    lp_reqpar_range(w->hi - w->lo, tid, n, &lo, &hi);
+    lp_status st = LP_OK;
+    lp_pool_range(w->hi - w->lo, tid, n, &lo, &hi);
     const tmpl *t = w->t;
     sim s = {w->g, t, NULL, NULL, NULL, NULL, NULL};
     s.tt = lp_malloc(t->nev * sizeof *s.tt);
@@ -745,7 +768,7 @@ static void wjob_run(void *ctx, unsigned tid, unsigned n)
     s.mem = lp_malloc(t->ntask * sizeof *s.mem);
     reqinfo *ri = lp_malloc(sizeof *ri);
     if (!s.tt || !s.on || !s.order || !s.mem || !ri) {
-        w->nomem = 1;
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     } else {
         for (uint64_t i = lo; i < hi; i++) {
             simulate(&s, w->lo + i, w->arrival[i], ri);
@@ -753,6 +776,7 @@ static void wjob_run(void *ctx, unsigned tid, unsigned n)
         }
     }
     lp_free(s.tt), lp_free(s.on), lp_free(s.order), lp_free(s.mem), lp_free(ri);
+    return st;
 }
 
 static lp_status write_all(FILE *f, gzFile gz, const char *p, size_t n, const char *path, lp_error *err)
@@ -797,6 +821,230 @@ static int64_t offset_of(const lp_genreq *g, uint32_t h)
     return host_offset(g, 3, 0);
 }
 
+/* The writer's state: the files and the per-thread buffers of the rounds. */
+typedef struct gwrite {
+    const lp_genreq *g;
+    const char *prefix;
+    size_t plen;
+    char *path;             /* scratch for file names (plen + 64 bytes) */
+    char *logpath;          /* the log's name, for messages */
+    unsigned nthr;
+    uint32_t nhosts;
+    FILE *logf, *attrf;
+    gzFile gz;
+    wjob w;
+    uint8_t *hostused;      /* per-host mode: host file started */
+    lp_genreq_out *out;
+} gwrite;
+
+/* Per-host mode: the buffers and the folder, every host file removed (started on its
+ * first rows). */
+static lp_status gw_open_hosts(gwrite *x, lp_error *err)
+{
+    x->w.perhost = lp_calloc(x->nthr, sizeof *x->w.perhost);
+    if (!x->w.perhost)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (unsigned i = 0; i < x->nthr; i++) {
+        x->w.perhost[i] = lp_calloc(x->nhosts, sizeof **x->w.perhost);
+        if (!x->w.perhost[i])
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    snprintf(x->path, x->plen + 64, "%s.hosts", x->prefix);
+    if (mkdir(x->path, 0777) != 0 && errno != EEXIST)
+        return lp_error_set(err, LP_ERR_IO, "cannot create '%s': %s", x->path, strerror(errno));
+    for (uint32_t h = 0; h < x->nhosts; h++) {
+        char hn[24];
+        hostname_of(x->g, h, hn);
+        snprintf(x->path, x->plen + 64, "%s.hosts/%s.csv", x->prefix, hn);
+        remove(x->path);
+    }
+    return LP_OK;
+}
+
+/* The log (one file, or the per-host folder) and the attributes file, with headers. */
+static lp_status gw_open(gwrite *x, lp_error *err)
+{
+    const lp_genreq *g = x->g;
+    lp_status st;
+    if (g->per_host) {
+        if ((st = gw_open_hosts(x, err)))
+            return st;
+    } else {
+        snprintf(x->path, x->plen + 64, "%s.%s%s", x->prefix, g->jsonl ? "jsonl" : "csv", g->gzip ? ".gz" : "");
+        if (g->gzip)
+            x->gz = gzopen(x->path, "wb6");
+        else
+            x->logf = fopen(x->path, "w");
+        if (!x->logf && !x->gz)
+            return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", x->path, strerror(errno));
+        if (!g->jsonl && (st = write_all(x->logf, x->gz, "request,host,time_us,event,task\n", 32, x->path, err)))
+            return st;
+    }
+    x->logpath = lp_strndup(x->path, strlen(x->path));
+    snprintf(x->path, x->plen + 64, "%s.attrs.csv", x->prefix);
+    x->attrf = fopen(x->path, "w");
+    if (!x->attrf || !x->logpath)
+        return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", x->path, strerror(errno));
+    fputs("request,browser,platform,connection\n", x->attrf);
+    return LP_OK;
+}
+
+/* A round's per-thread buffers, in thread order: log rows (one-file mode) and
+ * attributes. */
+static lp_status gw_flush_threads(gwrite *x, lp_error *err)
+{
+    lp_status st = LP_OK;
+    for (unsigned i = 0; i < x->nthr && st == LP_OK; i++) {
+        gout *lg = &x->w.logs[i], *at = &x->w.attrs[i];
+        if (lg->nomem || at->nomem)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        if (!x->g->per_host) {
+            st = write_all(x->logf, x->gz, lg->buf, lg->len, x->logpath, err);
+            x->out->rows += lg->rows;
+            x->out->bytes += lg->len;
+        }
+        if (st == LP_OK && fwrite(at->buf, 1, at->len, x->attrf) != at->len)
+            st = lp_error_set(err, LP_ERR_IO, "writing attributes: %s", strerror(errno));
+        lg->len = at->len = 0;
+        lg->rows = 0;
+    }
+    return st;
+}
+
+/* Per-host mode: a round's rows appended to each host's file, in thread order. */
+static lp_status gw_flush_hosts(gwrite *x, lp_error *err)
+{
+    lp_status st = LP_OK;
+    for (uint32_t h = 0; h < x->nhosts && st == LP_OK; h++) {
+        size_t tot = 0;
+        for (unsigned i = 0; i < x->nthr; i++)
+            tot += x->w.perhost[i][h].len;
+        if (!tot)
+            continue;
+        char hn[24];
+        hostname_of(x->g, h, hn);
+        snprintf(x->path, x->plen + 64, "%s.hosts/%s.csv", x->prefix, hn);
+        FILE *hf = fopen(x->path, "a");
+        if (!hf)
+            return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", x->path, strerror(errno));
+        if (!x->hostused[h]) {
+            fputs("request,time_us,event,task,seq\n", hf);
+            x->hostused[h] = 1;
+            x->out->hosts++;
+        }
+        for (unsigned i = 0; i < x->nthr; i++) {
+            gout *b = &x->w.perhost[i][h];
+            if (b->nomem)
+                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+            fwrite(b->buf, 1, b->len, hf);
+            x->out->rows += b->rows;
+            x->out->bytes += b->len;
+            b->len = 0;
+            b->rows = 0;
+        }
+        if (fclose(hf) && st == LP_OK)
+            st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", x->path, strerror(errno));
+    }
+    return st;
+}
+
+/* The requests, in rounds of 4096 per thread: arrivals drawn from one stream for the
+ * whole run, the round simulated on the threads, then written in order. */
+static lp_status gw_rounds(gwrite *x, uint64_t round, lp_error *err)
+{
+    const lp_genreq *g = x->g;
+    wjob *w = &x->w;
+    lp_status st = LP_OK;
+    rng ar = {mix(g->seed, 0xA881FA1ULL)};
+    double now = (double)g->start_ns;
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, x->nthr - 1, NULL); /* for every round; without it, the parts run here */
+    for (uint64_t lo = 0; lo < g->requests && st == LP_OK; lo += round) {
+        w->lo = lo;
+        w->hi = lo + round < g->requests ? lo + round : g->requests;
+        for (uint64_t i = lo; i < w->hi; i++) {
+            w->arrival[i - lo] = (int64_t)now;
+            now += expo(&ar, 1e9 / g->rate);
+        }
+        if ((st = lp_pool_run(pool, x->nthr, wjob_run, w, err)))
+            break;
+        st = gw_flush_threads(x, err);
+        if (g->per_host && st == LP_OK)
+            st = gw_flush_hosts(x, err);
+    }
+    lp_pool_free(pool);
+    return st;
+}
+
+/* The files beside the log: each host's clock offset, the categories of the system
+ * (docs/formats/mystery-categories.md) and the true causal model. */
+static lp_status gw_extras(gwrite *x, lp_error *err)
+{
+    const lp_genreq *g = x->g;
+    char *path = x->path;
+    snprintf(path, x->plen + 64, "%s.skew.csv", x->prefix);
+    FILE *sf = fopen(path, "w");
+    if (!sf)
+        return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    fputs("host,offset_ns\n", sf);
+    for (uint32_t h = 0; h < x->nhosts; h++) {
+        char hn[24];
+        hostname_of(g, h, hn);
+        fprintf(sf, "%s,%lld\n", hn, (long long)offset_of(g, h));
+    }
+    if (fclose(sf))
+        return lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
+    snprintf(path, x->plen + 64, "%s.categories", x->prefix);
+    FILE *cf = fopen(path, "w");
+    if (!cf)
+        return lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    fputs("# categories of `longpole generate requests` (first match wins)\n"
+          "network  network  yes\n"
+          "server   task     ^(rpc[0-9]+|db|lock[0-9]+|render)$\n"
+          "server   segment  ^page:(recv|parse|auth[0-9]+|fanout|prep[0-9]+)->\n"
+          "client   task     ^(page|display|js[0-9]+)$\n",
+          cf);
+    if (fclose(cf))
+        return lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
+    lp_causal truth;
+    lp_status st = lp_genreq_truth(g, &truth, err);
+    if (st)
+        return st;
+    snprintf(path, x->plen + 64, "%s.truth.json", x->prefix);
+    st = lp_causal_save(&truth, path, err);
+    lp_causal_release(&truth);
+    return st;
+}
+
+/* Close the files (a failure to close becomes the result unless st is already one)
+ * and free the buffers. */
+static lp_status gw_close(gwrite *x, lp_status st, lp_error *err)
+{
+    wjob *w = &x->w;
+    if (x->logf && fclose(x->logf) && st == LP_OK)
+        st = lp_error_set(err, LP_ERR_IO, "writing the log: %s", strerror(errno));
+    if (x->gz && gzclose(x->gz) != Z_OK && st == LP_OK)
+        st = lp_error_set(err, LP_ERR_IO, "writing the compressed log failed");
+    if (x->attrf && fclose(x->attrf) && st == LP_OK)
+        st = lp_error_set(err, LP_ERR_IO, "writing the attributes: %s", strerror(errno));
+    if (w->logs)
+        for (unsigned i = 0; i < x->nthr; i++)
+            lp_free(w->logs[i].buf);
+    if (w->attrs)
+        for (unsigned i = 0; i < x->nthr; i++)
+            lp_free(w->attrs[i].buf);
+    if (w->perhost)
+        for (unsigned i = 0; i < x->nthr; i++) {
+            if (w->perhost[i])
+                for (uint32_t h = 0; h < x->nhosts; h++)
+                    lp_free(w->perhost[i][h].buf);
+            lp_free(w->perhost[i]);
+        }
+    lp_free(w->perhost), lp_free(w->logs), lp_free(w->attrs), lp_free(w->arrival);
+    lp_free(x->hostused), lp_free(x->path), lp_free(x->logpath);
+    return st;
+}
+
 lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out *out, lp_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -811,204 +1059,32 @@ lp_status lp_genreq_write(const lp_genreq *g, const char *prefix, lp_genreq_out 
         tmpl_free(&t);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    size_t plen = strlen(prefix);
-    char *path = lp_malloc(plen + 64);
-    unsigned nthr = lp_reqpar_threads(g->threads);
-    uint32_t nhosts = g->clients + g->webs + g->backends + 1;
-    FILE *logf = NULL, *attrf = NULL;
-    gzFile gz = NULL;
-    wjob w;
-    memset(&w, 0, sizeof w);
-    w.g = g;
-    w.t = &t;
-    w.nhosts = nhosts;
-    uint64_t round = 4096 * (uint64_t)nthr;
-    w.arrival = lp_malloc(round * sizeof *w.arrival);
-    w.logs = lp_calloc(nthr, sizeof *w.logs);
-    w.attrs = lp_calloc(nthr, sizeof *w.attrs);
-    uint8_t *hostused = lp_calloc(nhosts, 1);
-    if (!path || !w.arrival || !w.logs || !w.attrs || !hostused) {
+    gwrite x;
+    memset(&x, 0, sizeof x);
+    x.g = g, x.prefix = prefix, x.out = out;
+    x.plen = strlen(prefix);
+    x.path = lp_malloc(x.plen + 64);
+    x.nthr = lp_pool_threads(g->threads, 64);
+    x.nhosts = g->clients + g->webs + g->backends + 1;
+    x.w.g = g;
+    x.w.t = &t;
+    x.w.nhosts = x.nhosts;
+    uint64_t round = 4096 * (uint64_t)x.nthr;
+    x.w.arrival = lp_malloc(round * sizeof *x.w.arrival);
+    x.w.logs = lp_calloc(x.nthr, sizeof *x.w.logs);
+    x.w.attrs = lp_calloc(x.nthr, sizeof *x.w.attrs);
+    x.hostused = lp_calloc(x.nhosts, 1);
+    if (!x.path || !x.w.arrival || !x.w.logs || !x.w.attrs || !x.hostused)
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    if (g->per_host) {
-        w.perhost = lp_calloc(nthr, sizeof *w.perhost);
-        if (!w.perhost) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        for (unsigned i = 0; i < nthr; i++) {
-            w.perhost[i] = lp_calloc(nhosts, sizeof **w.perhost);
-            if (!w.perhost[i]) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-        }
-        snprintf(path, plen + 64, "%s.hosts", prefix);
-        if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-            st = lp_error_set(err, LP_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-            goto out;
-        }
-        /* start every host file empty with its header */
-        for (uint32_t h = 0; h < nhosts; h++) {
-            char hn[24];
-            hostname_of(g, h, hn);
-            snprintf(path, plen + 64, "%s.hosts/%s.csv", prefix, hn);
-            remove(path);
-        }
-    } else {
-        snprintf(path, plen + 64, "%s.%s%s", prefix, g->jsonl ? "jsonl" : "csv", g->gzip ? ".gz" : "");
-        if (g->gzip)
-            gz = gzopen(path, "wb6");
-        else
-            logf = fopen(path, "w");
-        if (!logf && !gz) {
-            st = lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-            goto out;
-        }
-        if (!g->jsonl && (st = write_all(logf, gz, "request,host,time_us,event,task\n", 32, path, err)) != LP_OK)
-            goto out;
-    }
-    char *logpath = lp_strndup(path, strlen(path));
-    snprintf(path, plen + 64, "%s.attrs.csv", prefix);
-    attrf = fopen(path, "w");
-    if (!attrf || !logpath) {
-        lp_free(logpath);
-        st = lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    fputs("request,browser,platform,connection\n", attrf);
-    /* arrivals: one stream for the whole run */
-    rng ar = {mix(g->seed, 0xA881FA1ULL)};
-    double now = (double)g->start_ns;
-    for (uint64_t lo = 0; lo < g->requests && st == LP_OK; lo += round) {
-        w.lo = lo;
-        w.hi = lo + round < g->requests ? lo + round : g->requests;
-        for (uint64_t i = lo; i < w.hi; i++) {
-            w.arrival[i - lo] = (int64_t)now;
-            now += expo(&ar, 1e9 / g->rate);
-        }
-        lp_reqpar_run(nthr, wjob_run, &w);
-        if (w.nomem) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            break;
-        }
-        for (unsigned i = 0; i < nthr && st == LP_OK; i++) {
-            if (w.logs[i].nomem || w.attrs[i].nomem) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                break;
-            }
-            if (!g->per_host) {
-                st = write_all(logf, gz, w.logs[i].buf, w.logs[i].len, logpath, err);
-                out->rows += w.logs[i].rows;
-                out->bytes += w.logs[i].len;
-            }
-            if (st == LP_OK && fwrite(w.attrs[i].buf, 1, w.attrs[i].len, attrf) != w.attrs[i].len)
-                st = lp_error_set(err, LP_ERR_IO, "writing attributes: %s", strerror(errno));
-            w.logs[i].len = w.attrs[i].len = 0;
-            w.logs[i].rows = 0;
-        }
-        if (g->per_host && st == LP_OK) {
-            for (uint32_t h = 0; h < nhosts && st == LP_OK; h++) {
-                size_t tot = 0;
-                for (unsigned i = 0; i < nthr; i++)
-                    tot += w.perhost[i][h].len;
-                if (!tot)
-                    continue;
-                char hn[24];
-                hostname_of(g, h, hn);
-                snprintf(path, plen + 64, "%s.hosts/%s.csv", prefix, hn);
-                FILE *hf = fopen(path, "a");
-                if (!hf) {
-                    st = lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-                    break;
-                }
-                if (!hostused[h]) {
-                    fputs("request,time_us,event,task,seq\n", hf);
-                    hostused[h] = 1;
-                    out->hosts++;
-                }
-                for (unsigned i = 0; i < nthr; i++) {
-                    if (w.perhost[i][h].nomem)
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    fwrite(w.perhost[i][h].buf, 1, w.perhost[i][h].len, hf);
-                    out->rows += w.perhost[i][h].rows;
-                    out->bytes += w.perhost[i][h].len;
-                    w.perhost[i][h].len = 0;
-                    w.perhost[i][h].rows = 0;
-                }
-                if (fclose(hf) && st == LP_OK)
-                    st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
-            }
-        }
-    }
-    lp_free(logpath);
-    if (st)
-        goto out;
-    if (!g->per_host)
-        out->hosts = nhosts; /* upper bound; every host is likely used */
-    /* truth and skew */
-    snprintf(path, plen + 64, "%s.skew.csv", prefix);
-    FILE *sf = fopen(path, "w");
-    if (!sf) {
-        st = lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    fputs("host,offset_ns\n", sf);
-    for (uint32_t h = 0; h < nhosts; h++) {
-        char hn[24];
-        hostname_of(g, h, hn);
-        fprintf(sf, "%s,%lld\n", hn, (long long)offset_of(g, h));
-    }
-    if (fclose(sf)) {
-        st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    /* categories of the system (docs/formats/mystery-categories.md) */
-    snprintf(path, plen + 64, "%s.categories", prefix);
-    FILE *cf = fopen(path, "w");
-    if (!cf) {
-        st = lp_error_set(err, LP_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    fputs("# categories of `longpole generate requests` (first match wins)\n"
-          "network  network  yes\n"
-          "server   task     ^(rpc[0-9]+|db|lock[0-9]+|render)$\n"
-          "server   segment  ^page:(recv|parse|auth[0-9]+|fanout|prep[0-9]+)->\n"
-          "client   task     ^(page|display|js[0-9]+)$\n",
-          cf);
-    if (fclose(cf)) {
-        st = lp_error_set(err, LP_ERR_IO, "writing '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    lp_causal truth;
-    if ((st = lp_genreq_truth(g, &truth, err)) != LP_OK)
-        goto out;
-    snprintf(path, plen + 64, "%s.truth.json", prefix);
-    st = lp_causal_save(&truth, path, err);
-    lp_causal_release(&truth);
-out:
-    if (logf && fclose(logf) && st == LP_OK)
-        st = lp_error_set(err, LP_ERR_IO, "writing the log: %s", strerror(errno));
-    if (gz && gzclose(gz) != Z_OK && st == LP_OK)
-        st = lp_error_set(err, LP_ERR_IO, "writing the compressed log failed");
-    if (attrf && fclose(attrf) && st == LP_OK)
-        st = lp_error_set(err, LP_ERR_IO, "writing the attributes: %s", strerror(errno));
-    if (w.logs)
-        for (unsigned i = 0; i < nthr; i++)
-            lp_free(w.logs[i].buf);
-    if (w.attrs)
-        for (unsigned i = 0; i < nthr; i++)
-            lp_free(w.attrs[i].buf);
-    if (w.perhost)
-        for (unsigned i = 0; i < nthr; i++) {
-            if (w.perhost[i])
-                for (uint32_t h = 0; h < nhosts; h++)
-                    lp_free(w.perhost[i][h].buf);
-            lp_free(w.perhost[i]);
-        }
-    lp_free(w.perhost), lp_free(w.logs), lp_free(w.attrs), lp_free(w.arrival);
-    lp_free(hostused), lp_free(path);
+    if (!st)
+        st = gw_open(&x, err);
+    if (!st)
+        st = gw_rounds(&x, round, err);
+    if (!st && !g->per_host)
+        out->hosts = x.nhosts; /* upper bound; every host is likely used */
+    if (!st)
+        st = gw_extras(&x, err);
+    st = gw_close(&x, st, err);
     tmpl_free(&t);
     return st;
 }

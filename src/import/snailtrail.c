@@ -25,6 +25,7 @@
 #include "longpole/formats/lpt.h"
 #include "longpole/import/import.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -215,51 +216,14 @@ size_t lp_st_encode(const lp_st_record *r, unsigned char out[64])
 
 /* ---- the importer --------------------------------------------------------------------------------- */
 
-/* Small map from 32-bit numbers (+1, 0 = empty) to ids. */
-typedef struct nmap {
-    uint64_t *e;             /* (number + 1) << 32 | id */
-    size_t n, cap;
-} nmap;
-
-static uint32_t nmap_get(const nmap *m, uint32_t key)
+/* Worker and operator numbers to ids: the library's hash table. */
+static uint32_t nmap_get(const lp_hmap32 *m, uint32_t key)
 {
-    if (!m->cap)
-        return UINT32_MAX;
-    uint64_t k = (uint64_t)key + 1;
-    for (size_t j = (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 32) & (m->cap - 1); m->e[j];
-         j = (j + 1) & (m->cap - 1))
-        if (m->e[j] >> 32 == k)
-            return (uint32_t)m->e[j];
-    return UINT32_MAX;
+    uint32_t v;
+    return lp_hmap32_get(m, key, &v) ? v : UINT32_MAX;
 }
 
-static int nmap_put(nmap *m, uint32_t key, uint32_t id)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 64;
-        uint64_t *ne = lp_calloc(cap, sizeof *ne);
-        if (!ne)
-            return -1;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->e[i]) {
-                uint64_t k = m->e[i] >> 32;
-                size_t j = (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
-                while (ne[j])
-                    j = (j + 1) & (cap - 1);
-                ne[j] = m->e[i];
-            }
-        lp_free(m->e);
-        m->e = ne;
-        m->cap = cap;
-    }
-    uint64_t k = (uint64_t)key + 1;
-    size_t j = (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 32) & (m->cap - 1);
-    while (m->e[j])
-        j = (j + 1) & (m->cap - 1);
-    m->e[j] = k << 32 | id;
-    m->n++;
-    return 0;
-}
+static int nmap_put(lp_hmap32 *m, uint32_t key, uint32_t id) { return lp_hmap32_put(m, key, id, NULL) ? -1 : 0; }
 
 typedef struct iopen {
     int64_t t;
@@ -288,7 +252,7 @@ typedef struct ictx {
     lp_builder *b;
     lp_diags *d;
     const char *name;
-    nmap wmap, omap;         /* worker number -> builder id; operator number -> lp_str */
+    lp_hmap32 wmap, omap;    /* worker number -> builder id; operator number -> lp_str */
     iworker *wk;             /* by builder worker id */
     uint32_t capwk;
     uint16_t types[14];      /* builder type of each activity type (0 = not yet) */
@@ -450,55 +414,53 @@ static lp_status apply(ictx *c, const lp_st_record *r, uint64_t off, lp_error *e
     return LP_OK;
 }
 
-static uint64_t hkey(uint32_t a, uint32_t b, uint64_t corr)
+/* A send's (sender, receiver, correlator), for the table of sends. */
+typedef struct hkey {
+    const ihalf *sends;
+    uint32_t from, to;
+    uint64_t corr;
+} hkey;
+
+static inline uint32_t hkey_hash(const hkey *k)
 {
-    uint64_t x = corr * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)a << 32 | b);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 29;
-    return x;
+    return (uint32_t)lp_hash_mix(k->corr, (uint64_t)k->from << 32 | k->to);
+}
+
+static inline int same_send(const void *ctx, uint64_t i)
+{
+    const hkey *k = ctx;
+    const ihalf *o = &k->sends[i];
+    return o->w == k->from && o->peer == k->to && o->corr == k->corr;
 }
 
 /* Pair the halves (after the whole input: a receive may come before its send). */
 static lp_status pair(ictx *c, lp_error *err)
 {
     lp_status st = LP_OK;
-    size_t cap = 16;
-    while (cap < 2 * c->nsends)
-        cap *= 2;
-    uint32_t *tab = lp_calloc(cap, sizeof *tab);
-    if (!tab)
+    lp_hmap32 tab; /* send index; room for every send, so no insertion fails */
+    if (lp_hmap32_init(&tab, c->nsends, NULL))
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     const lp_trace *t = lp_builder_trace(c->b);
     for (size_t i = 0; i < c->nsends; i++) {
         ihalf *s = &c->sends[i];
-        size_t j = (size_t)hkey(s->w, s->peer, s->corr) & (cap - 1);
-        int dup = 0;
-        for (; tab[j]; j = (j + 1) & (cap - 1)) {
-            const ihalf *o = &c->sends[tab[j] - 1];
-            if (o->w == s->w && o->peer == s->peer && o->corr == s->corr) {
-                IBAD(c, s->off, "second Sent event from worker %s with correlator %llu (first at byte %llu); dropped",
-                     lp_trace_worker_name(t, s->w), (unsigned long long)s->corr, (unsigned long long)o->off);
-                s->used = 1;
-                dup = 1;
-                break;
-            }
+        hkey k = {c->sends, s->w, s->peer, s->corr};
+        int added;
+        uint32_t first = lp_hmap32_find_or_add(&tab, hkey_hash(&k), same_send, &k, (uint32_t)i, &added);
+        if (!added) {
+            const ihalf *o = &c->sends[first];
+            IBAD(c, s->off, "second Sent event from worker %s with correlator %llu (first at byte %llu); dropped",
+                 lp_trace_worker_name(t, s->w), (unsigned long long)s->corr, (unsigned long long)o->off);
+            s->used = 1;
         }
-        if (!dup)
-            tab[j] = (uint32_t)i + 1;
     }
     for (size_t i = 0; i < c->nrecvs && !st; i++) {
         const ihalf *r = &c->recvs[i];
         ihalf *s = NULL;
         for (int any = 0; any < 2 && !s; any++) {
-            uint32_t dst = any ? UINT32_MAX : r->w;
-            for (size_t j = (size_t)hkey(r->peer, dst, r->corr) & (cap - 1); tab[j]; j = (j + 1) & (cap - 1)) {
-                ihalf *o = &c->sends[tab[j] - 1];
-                if (o->w == r->peer && o->peer == dst && o->corr == r->corr) {
-                    s = o;
-                    break;
-                }
-            }
+            hkey k = {c->sends, r->peer, any ? UINT32_MAX : r->w, r->corr};
+            uint32_t si = lp_hmap32_find(&tab, hkey_hash(&k), same_send, &k, NULL);
+            if (si != LP_HMAP32_EMPTY)
+                s = &c->sends[si];
         }
         if (!s) {
             IBAD(c, r->off, "Received event on worker %s from %s with correlator %llu has no Sent event; dropped",
@@ -513,14 +475,14 @@ static lp_status pair(ictx *c, lp_error *err)
         if (!c->sends[i].used)
             IBAD(c, c->sends[i].off, "Sent event from worker %s with correlator %llu was never received; dropped",
                  lp_trace_worker_name(t, c->sends[i].w), (unsigned long long)c->sends[i].corr);
-    lp_free(tab);
+    lp_hmap32_release(&tab);
     return st;
 }
 
 static void ictx_release(ictx *c)
 {
-    lp_free(c->wmap.e);
-    lp_free(c->omap.e);
+    lp_hmap32_release(&c->wmap);
+    lp_hmap32_release(&c->omap);
     for (uint32_t i = 0; i < c->capwk; i++)
         lp_free(c->wk[i].stk);
     lp_free(c->wk);

@@ -40,6 +40,8 @@
 #include "longpole/import/import.h"
 #include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
+#include "import/import_util.h"
 #include "base/util.h"
 
 #include <dirent.h>
@@ -62,70 +64,15 @@ static const char *const skip_names[SK_N] = {
     "duplicate task ends", "tasks never ended", "files in an unsupported codec",
 };
 
-/* ---- a map from 64-bit keys to indices ---------------------------------------------- */
+/* ---- maps from 64-bit keys to indices: the library's hash table ------------------------- */
 
-typedef struct imap {
-    uint64_t *k;
-    uint32_t *v;
-    size_t cap, n;
-} imap;
-
-static size_t ihash(uint64_t k, size_t cap) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1); }
-
-static uint32_t imap_get(const imap *m, uint64_t k)
+static uint32_t imap_get(const lp_hmap *m, uint64_t k)
 {
-    if (!m->cap)
-        return NONE;
-    for (size_t h = ihash(k, m->cap);; h = (h + 1) & (m->cap - 1)) {
-        if (m->v[h] == NONE)
-            return NONE;
-        if (m->k[h] == k)
-            return m->v[h];
-    }
+    uint64_t v;
+    return lp_hmap_get(m, k, &v) ? (uint32_t)v : NONE;
 }
 
-static int imap_put(imap *m, uint64_t k, uint32_t v)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 64;
-        uint64_t *nk = lp_malloc(ncap * sizeof *nk);
-        uint32_t *nv = lp_malloc(ncap * sizeof *nv);
-        if (!nk || !nv) {
-            lp_free(nk);
-            lp_free(nv);
-            return -1;
-        }
-        for (size_t i = 0; i < ncap; i++)
-            nv[i] = NONE;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->v[i] != NONE) {
-                size_t h = ihash(m->k[i], ncap);
-                while (nv[h] != NONE)
-                    h = (h + 1) & (ncap - 1);
-                nk[h] = m->k[i];
-                nv[h] = m->v[i];
-            }
-        lp_free(m->k);
-        lp_free(m->v);
-        m->k = nk;
-        m->v = nv;
-        m->cap = ncap;
-    }
-    size_t h = ihash(k, m->cap);
-    while (m->v[h] != NONE && m->k[h] != k)
-        h = (h + 1) & (m->cap - 1);
-    if (m->v[h] == NONE)
-        m->n++;
-    m->k[h] = k;
-    m->v[h] = v;
-    return 0;
-}
-
-static void imap_release(imap *m)
-{
-    lp_free(m->k);
-    lp_free(m->v);
-}
+static int imap_put(lp_hmap *m, uint64_t k, uint32_t v) { return lp_hmap_put(m, k, v, NULL) ? -1 : 0; }
 
 /* ---- state ------------------------------------------------------------------------------ */
 
@@ -149,7 +96,31 @@ typedef struct stask {
                                             task's launch on the slot when the driver recorded the
                                             finish after it (see assign_slots) */
     uint32_t execi;                      /* executor index */
+    int64_t xm[14];                      /* the metrics of xmetric[] (CrystalPerf), -1 when absent */
+    lp_str locality;                     /* "Locality" of the Task Info, LP_STR_NONE if absent */
 } stask;
+
+/* Task metrics kept as attributes of the task's activities (issue 16, CrystalPerf's
+ * resource vectors of Spark tasks, docs/formats/spark.md): attribute key, the object
+ * holding it ("" = Task Metrics itself) and its JSON name. */
+static const struct xmetric {
+    const char *key, *obj, *name;
+} xmetric[14] = {
+    {"cpu_ns", "", "Executor CPU Time"},
+    {"deser_cpu_ns", "", "Executor Deserialize CPU Time"},
+    {"run_ms", "", "Executor Run Time"},
+    {"gc_ms", "", "JVM GC Time"},
+    {"fetch_wait_ms", "Shuffle Read Metrics", "Fetch Wait Time"},
+    {"shuffle_write_ns", "Shuffle Write Metrics", "Shuffle Write Time"},
+    {"input_bytes", "Input Metrics", "Bytes Read"},
+    {"output_bytes", "Output Metrics", "Bytes Written"},
+    {"shuffle_remote_bytes", "Shuffle Read Metrics", "Remote Bytes Read"},
+    {"shuffle_local_bytes", "Shuffle Read Metrics", "Local Bytes Read"},
+    {"shuffle_write_bytes", "Shuffle Write Metrics", "Shuffle Bytes Written"},
+    {"memory_spill_bytes", "", "Memory Bytes Spilled"},
+    {"disk_spill_bytes", "", "Disk Bytes Spilled"},
+    {"peak_memory_bytes", "", "Peak Execution Memory"},
+};
 
 typedef struct sstage {
     int32_t id, attempt;
@@ -201,19 +172,19 @@ typedef struct sctx {
 
     stask *tk;                           /* tasks (TaskStart/TaskEnd merged) */
     size_t ntk, captk;
-    imap taskmap;                        /* task id -> index */
+    lp_hmap taskmap;                        /* task id -> index */
     sstage *sg;                          /* stage attempts */
     size_t nsg, capsg;
-    imap stagemap;                       /* (stage, attempt) -> index */
-    imap stagename;                      /* stage -> index of an attempt carrying its name */
+    lp_hmap stagemap;                       /* (stage, attempt) -> index */
+    lp_hmap stagename;                      /* stage -> index of an attempt carrying its name */
     sjob *jb;                            /* jobs */
     size_t njb, capjb;
-    imap jobmap;                         /* job id -> index */
+    lp_hmap jobmap;                         /* job id -> index */
     int32_t *jobstages;                  /* the stage ids of every job (sjob.stfirst..) */
     size_t njobstages, capjobstages;
     sexec *ex;                           /* executors */
     size_t nex, capex;
-    imap execmap;                        /* executor id string -> index */
+    lp_hmap execmap;                        /* executor id string -> index */
 
     lp_str app_name, app_id, version, driver_host; /* application facts (LP_STR_NONE if absent) */
     int64_t app_start, app_end;          /* ms, -1 if absent */
@@ -249,24 +220,6 @@ static void report(sctx *c, lp_severity sev, uint16_t src, uint64_t line, uint64
     lp_diags_report(c->ds, sev, LP_RULE_IMPORT, fname(c, src), line, "byte %llu: %s", (unsigned long long)off, msg);
 }
 
-static const char *what(const lp_json *n, char *buf, size_t size)
-{
-    char ex[64];
-    if (!n)
-        snprintf(buf, size, "nothing");
-    else if (n->type == LP_JSON_STRING)
-        snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_NUMBER)
-        snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex));
-    else if (n->type == LP_JSON_ARRAY)
-        snprintf(buf, size, "an array");
-    else if (n->type == LP_JSON_OBJECT)
-        snprintf(buf, size, "an object");
-    else
-        snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type));
-    return buf;
-}
-
 /* A field problem: the record is skipped. */
 static void bad_field(sctx *c, const lp_json *rec, const char *event, const char *field, const lp_json *found,
                       const char *want)
@@ -275,7 +228,7 @@ static void bad_field(sctx *c, const lp_json *rec, const char *event, const char
     c->skipped[SK_FIELD]++;
     const lp_json *at = found ? found : rec;
     report(c, LP_SEV_ERROR, c->cur, at->line, at->off, "%s: \"%s\" must be %s, found %s; record skipped", event, field,
-           want, what(found, w, sizeof w));
+           want, lp_json_what(found, w, sizeof w));
 }
 
 static int intern(sctx *c, const char *s, size_t n, lp_str *out) { return lp_strtab_intern(c->st, s, n, out); }
@@ -404,6 +357,78 @@ static lp_status stage_info(sctx *c, const lp_json *rec, const lp_json *si, cons
     return LP_OK;
 }
 
+/* What a SparkListenerTaskEnd adds to task t (of stage.sattempt): the end reason (a
+ * failure is reported) and the metrics. */
+static lp_status task_end(sctx *c, const lp_json *rec, const char *event, stask *t, int64_t stage, int64_t sattempt)
+{
+    /* the end reason */
+    const lp_json *er = lp_json_get(rec, "Task End Reason");
+    const lp_json *rs = lp_json_get(er, "Reason");
+    if (rs && rs->type == LP_JSON_STRING && !lp_json_str_is(rs, "Success")) {
+        if (intern(c, rs->s, rs->len, &t->reason))
+            return nomem(c);
+        c->nfailed_tasks++;
+        const lp_json *cls = lp_json_get(er, "Class Name"), *desc = lp_json_get(er, "Description");
+        char ex1[64], ex2[64];
+        report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "task %lld (stage %lld.%lld) did not succeed: %s%s%s%s%s",
+               (long long)t->id, (long long)stage, (long long)sattempt, rs->s, cls ? ": " : "",
+               cls ? lp_json_excerpt(cls, ex1, sizeof ex1) : "", desc ? " " : "",
+               desc ? lp_json_excerpt(desc, ex2, sizeof ex2) : "");
+    } else if (rs && rs->type != LP_JSON_STRING) {
+        char w[80];
+        report(c, LP_SEV_WARNING, c->cur, rs->line, rs->off, "%s: \"Reason\" should be a string, found %s", event,
+               lp_json_what(rs, w, sizeof w));
+    }
+    /* metrics */
+    const lp_json *tm = lp_json_get(rec, "Task Metrics");
+    if (tm && tm->type == LP_JSON_OBJECT) {
+        t->flags |= TF_METRICS;
+        t->deser = int_or(lp_json_get(tm, "Executor Deserialize Time"), -1);
+        t->run = int_or(lp_json_get(tm, "Executor Run Time"), -1);
+        t->gc = int_or(lp_json_get(tm, "JVM GC Time"), -1);
+        t->ser = int_or(lp_json_get(tm, "Result Serialization Time"), -1);
+        t->result_size = int_or(lp_json_get(tm, "Result Size"), -1);
+        t->fetch = int_or(lp_json_get(lp_json_get(tm, "Shuffle Read Metrics"), "Fetch Wait Time"), -1);
+        t->swrite_ns = int_or(lp_json_get(lp_json_get(tm, "Shuffle Write Metrics"), "Shuffle Write Time"), -1);
+        for (int k = 0; k < 14; k++)
+            t->xm[k] = int_or(lp_json_get(*xmetric[k].obj ? lp_json_get(tm, xmetric[k].obj) : tm, xmetric[k].name), -1);
+    }
+    t->locality = LP_STR_NONE;
+    const lp_json *loc = lp_json_get(lp_json_get(rec, "Task Info"), "Locality");
+    if (loc && loc->type == LP_JSON_STRING && intern(c, loc->s, loc->len, &t->locality))
+        return nomem(c);
+    return LP_OK;
+}
+
+static lp_status num_str(sctx *c, int64_t v, lp_str *out);
+
+/* The task's metrics as attribute pairs appended to kv[2 * *np ...] (at most 15 pairs). */
+static lp_status metric_attrs(sctx *c, const stask *t, lp_str *kv, uint32_t *np)
+{
+    if (!(t->flags & TF_METRICS))
+        return LP_OK;
+    for (int k = 0; k < 14; k++) {
+        if (t->xm[k] < 0)
+            continue;
+        lp_str key, vs;
+        if (intern(c, xmetric[k].key, strlen(xmetric[k].key), &key))
+            return nomem(c);
+        lp_status st = num_str(c, t->xm[k], &vs);
+        if (st)
+            return st;
+        kv[2 * *np] = key, kv[2 * *np + 1] = vs, (*np)++;
+    }
+    if (t->locality != LP_STR_NONE) {
+        lp_str key;
+        if (intern(c, "locality", 8, &key))
+            return nomem(c);
+        kv[2 * *np] = key, kv[2 * *np + 1] = t->locality, (*np)++;
+    }
+    return LP_OK;
+}
+
+/* SparkListenerTaskStart and TaskEnd (end): the task by its id, checked field by field
+ * (a record that cannot be used is skipped and reported). */
 static lp_status task_info(sctx *c, const lp_json *rec, const char *event, int end)
 {
     const lp_json *ti = lp_json_get(rec, "Task Info");
@@ -487,39 +512,134 @@ static lp_status task_info(sctx *c, const lp_json *rec, const char *event, int e
         return LP_OK;
     t->finish = finish;
     t->getres = int_or(lp_json_get(ti, "Getting Result Time"), 0);
-    /* the end reason */
-    const lp_json *er = lp_json_get(rec, "Task End Reason");
-    const lp_json *rs = lp_json_get(er, "Reason");
-    if (rs && rs->type == LP_JSON_STRING && !lp_json_str_is(rs, "Success")) {
-        if (intern(c, rs->s, rs->len, &t->reason))
-            return nomem(c);
-        c->nfailed_tasks++;
-        const lp_json *cls = lp_json_get(er, "Class Name"), *desc = lp_json_get(er, "Description");
-        char ex1[64], ex2[64];
-        report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "task %lld (stage %lld.%lld) did not succeed: %s%s%s%s%s",
-               (long long)id, (long long)stage, (long long)sattempt, rs->s, cls ? ": " : "",
-               cls ? lp_json_excerpt(cls, ex1, sizeof ex1) : "", desc ? " " : "",
-               desc ? lp_json_excerpt(desc, ex2, sizeof ex2) : "");
-    } else if (rs && rs->type != LP_JSON_STRING) {
-        char w[80];
-        report(c, LP_SEV_WARNING, c->cur, rs->line, rs->off, "%s: \"Reason\" should be a string, found %s", event,
-               what(rs, w, sizeof w));
+    return task_end(c, rec, event, t, stage, sattempt);
+}
+
+/* The "Job ID" of a job event: 0, or 1 when it is not a non-negative integer (the
+ * record is skipped and reported). */
+static int job_id(sctx *c, const lp_json *rec, const char *event, int64_t *id)
+{
+    const lp_json *n = lp_json_get(rec, "Job ID");
+    if (int_of(n, id) || *id < 0 || *id > INT32_MAX) {
+        bad_field(c, rec, event, "Job ID", n, "a non-negative integer");
+        return 1;
     }
-    /* metrics */
-    const lp_json *tm = lp_json_get(rec, "Task Metrics");
-    if (tm && tm->type == LP_JSON_OBJECT) {
-        t->flags |= TF_METRICS;
-        t->deser = int_or(lp_json_get(tm, "Executor Deserialize Time"), -1);
-        t->run = int_or(lp_json_get(tm, "Executor Run Time"), -1);
-        t->gc = int_or(lp_json_get(tm, "JVM GC Time"), -1);
-        t->ser = int_or(lp_json_get(tm, "Result Serialization Time"), -1);
-        t->result_size = int_or(lp_json_get(tm, "Result Size"), -1);
-        t->fetch = int_or(lp_json_get(lp_json_get(tm, "Shuffle Read Metrics"), "Fetch Wait Time"), -1);
-        t->swrite_ns = int_or(lp_json_get(lp_json_get(tm, "Shuffle Write Metrics"), "Shuffle Write Time"), -1);
+    return 0;
+}
+
+/* SparkListenerJobStart: the job, its stages' ids, and the stage infos it carries. */
+static lp_status job_start(sctx *c, const lp_json *rec, const char *event)
+{
+    int64_t id, v;
+    lp_status st = LP_OK;
+    if (job_id(c, rec, event, &id))
+        return LP_OK;
+    uint32_t j = imap_get(&c->jobmap, (uint64_t)id);
+    if (j == NONE) {
+        if (lp_grow_at(&c->jb, &c->capjb, c->njb + 1, sizeof *c->jb))
+            return nomem(c);
+        j = (uint32_t)c->njb++;
+        memset(&c->jb[j], 0, sizeof c->jb[j]);
+        c->jb[j].end = -1;
+        c->jb[j].result = LP_STR_NONE;
+        if (imap_put(&c->jobmap, (uint64_t)id, j))
+            return nomem(c);
+    }
+    sjob *jb = &c->jb[j];
+    jb->id = (int32_t)id;
+    jb->submit = int_or(lp_json_get(rec, "Submission Time"), -1);
+    jb->off = rec->off;
+    jb->line = lp_line32(rec->line);
+    jb->src = c->cur;
+    jb->stfirst = (uint32_t)c->njobstages;
+    jb->stcount = 0;
+    const lp_json *ids = lp_json_get(rec, "Stage IDs");
+    for (const lp_json *x = ids && ids->type == LP_JSON_ARRAY ? lp_json_first(ids) : NULL; x;
+         x = lp_json_next_sibling(x)) {
+        if (int_of(x, &v) || v < 0 || v > INT32_MAX)
+            continue;
+        if (lp_grow_at(&c->jobstages, &c->capjobstages, c->njobstages + 1, sizeof *c->jobstages))
+            return nomem(c);
+        c->jobstages[c->njobstages++] = (int32_t)v;
+        jb->stcount++;
+    }
+    const lp_json *infos = lp_json_get(rec, "Stage Infos");
+    for (const lp_json *x = infos && infos->type == LP_JSON_ARRAY ? lp_json_first(infos) : NULL; x && !st;
+         x = lp_json_next_sibling(x))
+        if (x->type == LP_JSON_OBJECT)
+            st = stage_info(c, rec, x, NULL, 0);
+    return st;
+}
+
+/* SparkListenerJobEnd: the job's end and result. */
+static lp_status job_end(sctx *c, const lp_json *rec, const char *event)
+{
+    int64_t id;
+    if (job_id(c, rec, event, &id))
+        return LP_OK;
+    uint32_t j = imap_get(&c->jobmap, (uint64_t)id);
+    if (j == NONE) {
+        report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "%s: job %lld was never started; ignored", event,
+               (long long)id);
+        return LP_OK;
+    }
+    c->jb[j].end = int_or(lp_json_get(rec, "Completion Time"), -1);
+    const lp_json *res = lp_json_get(lp_json_get(rec, "Job Result"), "Result");
+    if (str_of(c, res, &c->jb[j].result))
+        return nomem(c);
+    if (res && res->type == LP_JSON_STRING && !lp_json_str_is(res, "JobSucceeded"))
+        report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "job %lld did not succeed: %s", (long long)id, res->s);
+    return LP_OK;
+}
+
+/* SparkListenerExecutorAdded and BlockManagerAdded: executors and their hosts (the
+ * driver's host from its block manager). */
+static lp_status executor_added(sctx *c, const lp_json *rec, const char *event)
+{
+    lp_str id;
+    lp_status st;
+    const lp_json *n;
+    if (str_of(c, n = lp_json_get(rec, "Executor ID"), &id))
+        return nomem(c);
+    if (id == LP_STR_NONE) {
+        bad_field(c, rec, event, "Executor ID", n, "a string");
+        return LP_OK;
+    }
+    uint32_t x;
+    if ((st = get_exec(c, id, &x)))
+        return st;
+    const lp_json *info = lp_json_get(rec, "Executor Info");
+    if (str_of(c, lp_json_get(info, "Host"), &c->ex[x].host))
+        return nomem(c);
+    c->ex[x].cores = int_or(lp_json_get(info, "Total Cores"), -1);
+    return LP_OK;
+}
+
+static lp_status block_manager_added(sctx *c, const lp_json *rec)
+{
+    const lp_json *bm = lp_json_get(rec, "Block Manager ID");
+    lp_str id, host;
+    lp_status st;
+    if (str_of(c, lp_json_get(bm, "Executor ID"), &id) || str_of(c, lp_json_get(bm, "Host"), &host))
+        return nomem(c);
+    if (id != LP_STR_NONE && host != LP_STR_NONE) {
+        const char *s = lp_strtab_get(c->st, id);
+        if (!strcmp(s, "driver") || !strcmp(s, "<driver>"))
+            c->driver_host = host;
+        uint32_t x = imap_get(&c->execmap, id);
+        if (x != NONE && c->ex[x].host == LP_STR_NONE)
+            c->ex[x].host = host;
+        else if (x == NONE) {
+            if ((st = get_exec(c, id, &x)))
+                return st;
+            c->ex[x].host = host;
+        }
     }
     return LP_OK;
 }
 
+/* One line of the log: a SparkListener event by its name; other listeners' events are
+ * counted, not modelled. */
 static lp_status record(sctx *c, const lp_json *rec)
 {
     char w[80];
@@ -527,14 +647,14 @@ static lp_status record(sctx *c, const lp_json *rec)
     if (rec->type != LP_JSON_OBJECT) {
         c->skipped[SK_SHAPE]++;
         report(c, LP_SEV_ERROR, c->cur, rec->line, rec->off,
-               "a Spark event log line must be a JSON object, found %s; line skipped", what(rec, w, sizeof w));
+               "a Spark event log line must be a JSON object, found %s; line skipped", lp_json_what(rec, w, sizeof w));
         return LP_OK;
     }
     const lp_json *ev = lp_json_get(rec, "Event");
     if (!ev || ev->type != LP_JSON_STRING) {
         c->skipped[SK_SHAPE]++;
         report(c, LP_SEV_ERROR, c->cur, rec->line, rec->off,
-               "a Spark event must have an \"Event\" string, found %s; line skipped", what(ev, w, sizeof w));
+               "a Spark event must have an \"Event\" string, found %s; line skipped", lp_json_what(ev, w, sizeof w));
         return LP_OK;
     }
     const char *e = ev->s;
@@ -543,110 +663,23 @@ static lp_status record(sctx *c, const lp_json *rec)
         return LP_OK;
     }
     e += 13;
-    lp_status st = LP_OK;
-    const lp_json *n;
-    int64_t v;
-    if (!strcmp(e, "TaskStart")) {
-        st = task_info(c, rec, ev->s, 0);
-    } else if (!strcmp(e, "TaskEnd")) {
-        st = task_info(c, rec, ev->s, 1);
-    } else if (!strcmp(e, "StageSubmitted")) {
-        st = stage_info(c, rec, lp_json_get(rec, "Stage Info"), ev->s, 0);
-    } else if (!strcmp(e, "StageCompleted")) {
-        st = stage_info(c, rec, lp_json_get(rec, "Stage Info"), ev->s, 1);
-    } else if (!strcmp(e, "JobStart")) {
-        int64_t id;
-        if (int_of(n = lp_json_get(rec, "Job ID"), &id) || id < 0 || id > INT32_MAX) {
-            bad_field(c, rec, ev->s, "Job ID", n, "a non-negative integer");
-            return LP_OK;
-        }
-        uint32_t j = imap_get(&c->jobmap, (uint64_t)id);
-        if (j == NONE) {
-            if (lp_grow_at(&c->jb, &c->capjb, c->njb + 1, sizeof *c->jb))
-                return nomem(c);
-            j = (uint32_t)c->njb++;
-            memset(&c->jb[j], 0, sizeof c->jb[j]);
-            c->jb[j].end = -1;
-            c->jb[j].result = LP_STR_NONE;
-            if (imap_put(&c->jobmap, (uint64_t)id, j))
-                return nomem(c);
-        }
-        sjob *jb = &c->jb[j];
-        jb->id = (int32_t)id;
-        jb->submit = int_or(lp_json_get(rec, "Submission Time"), -1);
-        jb->off = rec->off;
-        jb->line = lp_line32(rec->line);
-        jb->src = c->cur;
-        jb->stfirst = (uint32_t)c->njobstages;
-        jb->stcount = 0;
-        const lp_json *ids = lp_json_get(rec, "Stage IDs");
-        for (const lp_json *x = ids && ids->type == LP_JSON_ARRAY ? lp_json_first(ids) : NULL; x;
-             x = lp_json_next_sibling(x)) {
-            if (int_of(x, &v) || v < 0 || v > INT32_MAX)
-                continue;
-            if (lp_grow_at(&c->jobstages, &c->capjobstages, c->njobstages + 1, sizeof *c->jobstages))
-                return nomem(c);
-            c->jobstages[c->njobstages++] = (int32_t)v;
-            jb->stcount++;
-        }
-        const lp_json *infos = lp_json_get(rec, "Stage Infos");
-        for (const lp_json *x = infos && infos->type == LP_JSON_ARRAY ? lp_json_first(infos) : NULL; x && !st;
-             x = lp_json_next_sibling(x))
-            if (x->type == LP_JSON_OBJECT)
-                st = stage_info(c, rec, x, NULL, 0);
-    } else if (!strcmp(e, "JobEnd")) {
-        int64_t id;
-        if (int_of(n = lp_json_get(rec, "Job ID"), &id) || id < 0 || id > INT32_MAX) {
-            bad_field(c, rec, ev->s, "Job ID", n, "a non-negative integer");
-            return LP_OK;
-        }
-        uint32_t j = imap_get(&c->jobmap, (uint64_t)id);
-        if (j == NONE) {
-            report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "%s: job %lld was never started; ignored", ev->s,
-                   (long long)id);
-            return LP_OK;
-        }
-        c->jb[j].end = int_or(lp_json_get(rec, "Completion Time"), -1);
-        const lp_json *res = lp_json_get(lp_json_get(rec, "Job Result"), "Result");
-        if (str_of(c, res, &c->jb[j].result))
-            return nomem(c);
-        if (res && res->type == LP_JSON_STRING && !lp_json_str_is(res, "JobSucceeded"))
-            report(c, LP_SEV_WARNING, c->cur, rec->line, rec->off, "job %lld did not succeed: %s", (long long)id,
-                   res->s);
-    } else if (!strcmp(e, "ExecutorAdded")) {
-        lp_str id;
-        if (str_of(c, n = lp_json_get(rec, "Executor ID"), &id))
-            return nomem(c);
-        if (id == LP_STR_NONE) {
-            bad_field(c, rec, ev->s, "Executor ID", n, "a string");
-            return LP_OK;
-        }
-        uint32_t x;
-        if ((st = get_exec(c, id, &x)))
-            return st;
-        const lp_json *info = lp_json_get(rec, "Executor Info");
-        if (str_of(c, lp_json_get(info, "Host"), &c->ex[x].host))
-            return nomem(c);
-        c->ex[x].cores = int_or(lp_json_get(info, "Total Cores"), -1);
-    } else if (!strcmp(e, "BlockManagerAdded")) {
-        const lp_json *bm = lp_json_get(rec, "Block Manager ID");
-        lp_str id, host;
-        if (str_of(c, lp_json_get(bm, "Executor ID"), &id) || str_of(c, lp_json_get(bm, "Host"), &host))
-            return nomem(c);
-        if (id != LP_STR_NONE && host != LP_STR_NONE) {
-            const char *s = lp_strtab_get(c->st, id);
-            if (!strcmp(s, "driver") || !strcmp(s, "<driver>"))
-                c->driver_host = host;
-            uint32_t x = imap_get(&c->execmap, id);
-            if (x != NONE && c->ex[x].host == LP_STR_NONE)
-                c->ex[x].host = host;
-            else if (x == NONE) {
-                if ((st = get_exec(c, id, &x)))
-                    return st;
-                c->ex[x].host = host;
-            }
-        }
-    } else if (!strcmp(e, "ApplicationStart")) {
+    if (!strcmp(e, "TaskStart"))
+        return task_info(c, rec, ev->s, 0);
+    if (!strcmp(e, "TaskEnd"))
+        return task_info(c, rec, ev->s, 1);
+    if (!strcmp(e, "StageSubmitted"))
+        return stage_info(c, rec, lp_json_get(rec, "Stage Info"), ev->s, 0);
+    if (!strcmp(e, "StageCompleted"))
+        return stage_info(c, rec, lp_json_get(rec, "Stage Info"), ev->s, 1);
+    if (!strcmp(e, "JobStart"))
+        return job_start(c, rec, ev->s);
+    if (!strcmp(e, "JobEnd"))
+        return job_end(c, rec, ev->s);
+    if (!strcmp(e, "ExecutorAdded"))
+        return executor_added(c, rec, ev->s);
+    if (!strcmp(e, "BlockManagerAdded"))
+        return block_manager_added(c, rec);
+    if (!strcmp(e, "ApplicationStart")) {
         c->app_start = int_or(lp_json_get(rec, "Timestamp"), -1);
         if (str_of(c, lp_json_get(rec, "App Name"), &c->app_name) || str_of(c, lp_json_get(rec, "App ID"), &c->app_id))
             return nomem(c);
@@ -658,7 +691,7 @@ static lp_status record(sctx *c, const lp_json *rec)
     } else {
         c->nother++;
     }
-    return st;
+    return LP_OK;
 }
 
 /* Read one stream of JSON lines into the state. */
@@ -931,10 +964,9 @@ static lp_status add_dact(sctx *c, dact **d, size_t *n, size_t *cap, int64_t s_m
     return lp_builder_attrs(c->b, kv, np, &a->attrs, c->err);
 }
 
-static lp_status build(sctx *c)
+/* Tasks never ended are dropped (reported); the others sorted for the slot walk. */
+static void drop_unended(sctx *c)
 {
-    lp_status st = LP_OK;
-    /* tasks never ended */
     size_t n = 0;
     for (size_t i = 0; i < c->ntk; i++) {
         stask *t = &c->tk[i];
@@ -950,125 +982,136 @@ static lp_status build(sctx *c)
     c->ntk = n;
     if (c->ntk)
         qsort(c->tk, c->ntk, sizeof *c->tk, cmp_task);
-    if ((st = assign_slots(c)))
+}
+
+/* The driver's worker with its attributes (*drv NONE when there is nothing to drive). */
+static lp_status driver_worker(sctx *c, uint32_t *drv)
+{
+    lp_status st;
+    *drv = NONE;
+    if (!c->ntk && !c->njb && !c->nsg)
+        return LP_OK;
+    if ((st = lp_builder_worker(c->b, "driver", 6, drv, c->err)))
         return st;
-    /* the driver */
-    uint32_t drv = NONE;
-    if (c->ntk || c->njb || c->nsg) {
-        if ((st = lp_builder_worker(c->b, "driver", 6, &drv, c->err)))
-            return st;
-        lp_str kv[12];
-        uint32_t np = 0;
-        kv[2 * np] = c->s_kind, kv[2 * np + 1] = c->s_driver, np++;
-        if (c->driver_host != LP_STR_NONE)
-            kv[2 * np] = c->s_host, kv[2 * np + 1] = c->driver_host, np++;
-        if (c->app_name != LP_STR_NONE)
-            kv[2 * np] = c->s_app, kv[2 * np + 1] = c->app_name, np++;
-        if (c->app_id != LP_STR_NONE)
-            kv[2 * np] = c->s_app_id, kv[2 * np + 1] = c->app_id, np++;
-        if (c->version != LP_STR_NONE)
-            kv[2 * np] = c->s_version, kv[2 * np + 1] = c->version, np++;
-        uint32_t list;
-        if ((st = lp_builder_attrs(c->b, kv, np, &list, c->err)) ||
-            (st = lp_builder_worker_attrs(c->b, drv, list, 0, c->err)))
-            return st;
+    lp_str kv[12];
+    uint32_t np = 0;
+    kv[2 * np] = c->s_kind, kv[2 * np + 1] = c->s_driver, np++;
+    if (c->driver_host != LP_STR_NONE)
+        kv[2 * np] = c->s_host, kv[2 * np + 1] = c->driver_host, np++;
+    if (c->app_name != LP_STR_NONE)
+        kv[2 * np] = c->s_app, kv[2 * np + 1] = c->app_name, np++;
+    if (c->app_id != LP_STR_NONE)
+        kv[2 * np] = c->s_app_id, kv[2 * np + 1] = c->app_id, np++;
+    if (c->version != LP_STR_NONE)
+        kv[2 * np] = c->s_version, kv[2 * np + 1] = c->version, np++;
+    uint32_t list;
+    if ((st = lp_builder_attrs(c->b, kv, np, &list, c->err)))
+        return st;
+    return lp_builder_worker_attrs(c->b, *drv, list, 0, c->err);
+}
+
+/* The operator of task t: its stage's name (of any attempt), else "stage N"; the
+ * stage's first launch and last finish are updated. */
+static lp_status task_op(sctx *c, const stask *t, lp_str *op)
+{
+    uint32_t si;
+    lp_status st;
+    if ((st = get_stage(c, t->stage, t->sattempt, &si)))
+        return st;
+    sstage *sg = &c->sg[si];
+    if (sg->first_launch < 0 || t->launch < sg->first_launch)
+        sg->first_launch = t->launch;
+    if (t->finish > sg->last_finish)
+        sg->last_finish = t->finish;
+    *op = sg->name;
+    if (*op == LP_STR_NONE) {
+        uint32_t ni = imap_get(&c->stagename, (uint64_t)t->stage);
+        if (ni != NONE)
+            *op = c->sg[ni].name;
     }
-    lp_str kl[2] = {c->s_edge, c->s_launch};
-    uint32_t a_launch;
-    if ((st = lp_builder_attrs(c->b, kl, 1, &a_launch, c->err)))
-        return st;
-    /* tasks: activities and messages */
-    uint16_t cursrc = UINT16_MAX;
-    for (size_t i = 0; i < c->ntk && !st; i++) {
-        stask *t = &c->tk[i];
-        sexec *e = &c->ex[t->execi];
-        if (t->src != cursrc) {
-            cursrc = t->src;
-            if ((st = set_source(c, cursrc)))
-                break;
-        }
-        /* the stage: times and name */
-        uint32_t si;
-        if ((st = get_stage(c, t->stage, t->sattempt, &si)))
-            break;
-        sstage *sg = &c->sg[si];
-        if (sg->first_launch < 0 || t->launch < sg->first_launch)
-            sg->first_launch = t->launch;
-        if (t->finish > sg->last_finish)
-            sg->last_finish = t->finish;
-        lp_str op = sg->name;
-        if (op == LP_STR_NONE) {
-            uint32_t ni = imap_get(&c->stagename, (uint64_t)t->stage);
-            if (ni != NONE)
-                op = c->sg[ni].name;
-        }
-        if (op == LP_STR_NONE) {
-            char b[40];
-            int k = snprintf(b, sizeof b, "stage %d", t->stage);
-            if (intern(c, b, (size_t)k, &op)) {
-                st = nomem(c);
-                break;
-            }
-        }
-        uint32_t w;
-        /* worker ids are created lazily, in slot order of first use */
-        if (t->slot >= e->capworker || e->worker[t->slot] == 0) {
-            size_t old = e->capworker;
-            if (lp_grow_at(&e->worker, &e->capworker, (size_t)t->slot + 1, sizeof *e->worker)) {
-                st = nomem(c);
-                break;
-            }
-            for (size_t k = old; k < e->capworker; k++)
-                e->worker[k] = 0;
-            if ((st = slot_worker(c, e, t->slot, &w)))
-                break;
-            e->worker[t->slot] = w + 1; /* 0 = not created */
-        }
-        w = e->worker[t->slot] - 1;
-        lp_str kv[16], vs;
-        uint32_t np = 0;
-        if ((st = num_str(c, t->stage, &vs)))
-            break;
-        kv[2 * np] = c->s_stage, kv[2 * np + 1] = vs, np++;
-        if ((st = num_str(c, t->sattempt, &vs)))
-            break;
-        kv[2 * np] = c->s_attempt, kv[2 * np + 1] = vs, np++;
-        if ((st = num_str(c, t->id, &vs)))
-            break;
-        kv[2 * np] = c->s_task, kv[2 * np + 1] = vs, np++;
-        if (t->index >= 0) {
-            if ((st = num_str(c, t->index, &vs)))
-                break;
-            kv[2 * np] = c->s_index, kv[2 * np + 1] = vs, np++;
-        }
-        if (t->reason != LP_STR_NONE)
-            kv[2 * np] = c->s_status, kv[2 * np + 1] = t->reason, np++;
-        uint32_t attrs;
-        if ((st = lp_builder_attrs(c->b, kv, np, &attrs, c->err)))
-            break;
-        if ((st = emit_task(c, t, w, op, attrs)))
-            break;
-        /* launch and result messages */
-        lp_str mk[4];
-        mk[0] = c->s_edge, mk[1] = c->s_result;
-        uint32_t mnp = 1, a_result;
-        if (t->result_size >= 0) {
-            mk[2] = c->s_bytes;
-            if ((st = num_str(c, t->result_size, &mk[3])))
-                break;
-            mnp = 2;
-        }
-        if ((st = lp_builder_attrs(c->b, mk, mnp, &a_result, c->err)))
-            break;
-        if ((st = lp_builder_message(c->b, drv, t->launch * MS, w, t->launch * MS, (uint64_t)t->id, a_launch, t->line,
-                                     c->err)) ||
-            (st = lp_builder_message(c->b, w, t->end * MS, drv, t->finish * MS, (uint64_t)t->id, a_result, t->line,
-                                     c->err)))
-            break;
+    if (*op == LP_STR_NONE) {
+        char b[40];
+        int k = snprintf(b, sizeof b, "stage %d", t->stage);
+        if (intern(c, b, (size_t)k, op))
+            return nomem(c);
     }
-    if (st)
+    return LP_OK;
+}
+
+/* The worker of task t's slot (created lazily, in slot order of first use). */
+static lp_status task_worker(sctx *c, const stask *t, uint32_t *w)
+{
+    sexec *e = &c->ex[t->execi];
+    lp_status st;
+    if (t->slot >= e->capworker || e->worker[t->slot] == 0) {
+        size_t old = e->capworker;
+        if (lp_grow_at(&e->worker, &e->capworker, (size_t)t->slot + 1, sizeof *e->worker))
+            return nomem(c);
+        for (size_t k = old; k < e->capworker; k++)
+            e->worker[k] = 0;
+        if ((st = slot_worker(c, e, t->slot, w)))
+            return st;
+        e->worker[t->slot] = *w + 1; /* 0 = not created */
+    }
+    *w = e->worker[t->slot] - 1;
+    return LP_OK;
+}
+
+/* One task: its activity with its attributes, the launch message from the driver and
+ * the result message back. */
+static lp_status task_out(sctx *c, const stask *t, uint32_t drv, uint32_t a_launch)
+{
+    lp_status st;
+    lp_str op;
+    uint32_t w;
+    if ((st = task_op(c, t, &op)) || (st = task_worker(c, t, &w)))
         return st;
-    /* the driver's scheduling */
+    lp_str kv[48], vs;
+    uint32_t np = 0;
+    if ((st = num_str(c, t->stage, &vs)))
+        return st;
+    kv[2 * np] = c->s_stage, kv[2 * np + 1] = vs, np++;
+    if ((st = num_str(c, t->sattempt, &vs)))
+        return st;
+    kv[2 * np] = c->s_attempt, kv[2 * np + 1] = vs, np++;
+    if ((st = num_str(c, t->id, &vs)))
+        return st;
+    kv[2 * np] = c->s_task, kv[2 * np + 1] = vs, np++;
+    if (t->index >= 0) {
+        if ((st = num_str(c, t->index, &vs)))
+            return st;
+        kv[2 * np] = c->s_index, kv[2 * np + 1] = vs, np++;
+    }
+    if (t->reason != LP_STR_NONE)
+        kv[2 * np] = c->s_status, kv[2 * np + 1] = t->reason, np++;
+    if ((st = metric_attrs(c, t, kv, &np)))
+        return st;
+    uint32_t attrs;
+    if ((st = lp_builder_attrs(c->b, kv, np, &attrs, c->err)) || (st = emit_task(c, t, w, op, attrs)))
+        return st;
+    /* launch and result messages */
+    lp_str mk[4];
+    mk[0] = c->s_edge, mk[1] = c->s_result;
+    uint32_t mnp = 1, a_result;
+    if (t->result_size >= 0) {
+        mk[2] = c->s_bytes;
+        if ((st = num_str(c, t->result_size, &mk[3])))
+            return st;
+        mnp = 2;
+    }
+    if ((st = lp_builder_attrs(c->b, mk, mnp, &a_result, c->err)))
+        return st;
+    if ((st = lp_builder_message(c->b, drv, t->launch * MS, w, t->launch * MS, (uint64_t)t->id, a_launch, t->line,
+                                 c->err)))
+        return st;
+    return lp_builder_message(c->b, w, t->end * MS, drv, t->finish * MS, (uint64_t)t->id, a_result, t->line, c->err);
+}
+
+/* The driver's scheduling: a job's or stage's submission until its first task or
+ * stage, its completion after its last; in time order, never overlapping. */
+static lp_status driver_schedule(sctx *c, uint32_t drv, uint16_t *cursrc)
+{
+    lp_status st = LP_OK;
     dact *d = NULL;
     size_t nd = 0, capd = 0;
     for (size_t i = 0; i < c->nsg && !st; i++) {
@@ -1109,9 +1152,9 @@ static lp_status build(sctx *c)
             int64_t s = d[i].start < last_end ? last_end : d[i].start;
             if (s >= d[i].end && !(d[i].start == d[i].end && s == d[i].start))
                 continue;
-            if (d[i].src != cursrc) {
-                cursrc = d[i].src;
-                if ((st = set_source(c, cursrc)))
+            if (d[i].src != *cursrc) {
+                *cursrc = d[i].src;
+                if ((st = set_source(c, *cursrc)))
                     break;
             }
             st = lp_builder_activity(c->b, drv, s, d[i].end, LP_TYPE_SCHEDULING, d[i].op, d[i].attrs, d[i].line,
@@ -1124,21 +1167,42 @@ static lp_status build(sctx *c)
     return st;
 }
 
+/* The trace: tasks on their executors' slots, the driver's scheduling, and the
+ * messages between them. */
+static lp_status build(sctx *c)
+{
+    lp_status st;
+    drop_unended(c);
+    if ((st = assign_slots(c)))
+        return st;
+    uint32_t drv;
+    if ((st = driver_worker(c, &drv)))
+        return st;
+    lp_str kl[2] = {c->s_edge, c->s_launch};
+    uint32_t a_launch;
+    if ((st = lp_builder_attrs(c->b, kl, 1, &a_launch, c->err)))
+        return st;
+    uint16_t cursrc = UINT16_MAX;
+    for (size_t i = 0; i < c->ntk && !st; i++) {
+        const stask *t = &c->tk[i];
+        if (t->src != cursrc) {
+            cursrc = t->src;
+            if ((st = set_source(c, cursrc)))
+                break;
+        }
+        st = task_out(c, t, drv, a_launch);
+    }
+    if (st)
+        return st;
+    return driver_schedule(c, drv, &cursrc);
+}
+
 static void summary(sctx *c)
 {
     if (!c->ds)
         return;
     char sk[500];
-    size_t o = 0;
-    uint64_t nsk = 0;
-    sk[0] = '\0';
-    for (int r = 0; r < SK_N; r++)
-        if (c->skipped[r]) {
-            nsk += c->skipped[r];
-            if (o < sizeof sk)
-                o += (size_t)snprintf(sk + o, sizeof sk - o, "%s%llu %s", o ? ", " : "",
-                                      (unsigned long long)c->skipped[r], skip_names[r]);
-        }
+    uint64_t nsk = lp_import_counts(sk, sizeof sk, c->skipped, skip_names, SK_N);
     size_t nslots = 0, nexec = 0;
     for (size_t i = 0; i < c->nex; i++) {
         nslots += c->ex[i].nslots;
@@ -1195,11 +1259,11 @@ static void release(sctx *c)
     lp_free(c->sg);
     lp_free(c->jb);
     lp_free(c->jobstages);
-    imap_release(&c->taskmap);
-    imap_release(&c->stagemap);
-    imap_release(&c->stagename);
-    imap_release(&c->jobmap);
-    imap_release(&c->execmap);
+    lp_hmap_release(&c->taskmap);
+    lp_hmap_release(&c->stagemap);
+    lp_hmap_release(&c->stagename);
+    lp_hmap_release(&c->jobmap);
+    lp_hmap_release(&c->execmap);
 }
 
 static lp_status add_file(sctx *c, const char *name)
@@ -1417,30 +1481,22 @@ lp_status lp_spark_read_dir(lp_builder *b, const char *dir, const lp_load_opts *
 
 /* ---- detection ------------------------------------------------------------------------------ */
 
+/* A line that opens with {"Event": ... (JSON lines: the key on the line of the brace). */
 static int spark_detect(const unsigned char *head, size_t n, const char *path)
 {
-    size_t i = 0;
-    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF)
-        i = 3;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
-        i++;
+    lp_json_head h;
+    lp_json_head_init(&h, head, n);
     (void)path;
-    if (i >= n || head[i] != '{')
+    if (lp_json_head_next(&h) != '{')
         return 0;
-    i++;
-    while (i < n && (head[i] == ' ' || head[i] == '\t'))
-        i++;
-    static const char key[] = "\"Event\"";
-    if (n - i < sizeof key - 1 || memcmp(head + i, key, sizeof key - 1) != 0)
+    lp_json_head_next(&h);
+    if (h.newline || !lp_json_head_is(&h, "Event"))
         return 0;
-    i += sizeof key - 1;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == ':'))
-        i++;
-    static const char sl[] = "\"SparkListener";
-    if (n - i >= sizeof sl - 1 && memcmp(head + i, sl, sizeof sl - 1) == 0)
+    if (lp_json_head_next(&h) == ':')
+        lp_json_head_next(&h);
+    if (h.tok == '"' && h.n >= 13 && memcmp(h.s, "SparkListener", 13) == 0)
         return 98;
-    static const char org[] = "\"org.apache.spark";
-    if (n - i >= sizeof org - 1 && memcmp(head + i, org, sizeof org - 1) == 0)
+    if (h.tok == '"' && h.n >= 16 && memcmp(h.s, "org.apache.spark", 16) == 0)
         return 95;
     return 85;
 }

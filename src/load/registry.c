@@ -5,7 +5,7 @@
 #include <string.h>
 
 extern const lp_importer lp_import_jaeger, lp_import_zipkin, lp_import_otlp; /* span formats (span.h) */
-extern const lp_importer lp_import_chrome; /* chrome.c */
+extern const lp_importer lp_import_chrome; /* chrome/chrome.c */
 extern const lp_importer lp_import_spark; /* spark.c */
 extern const lp_importer lp_import_snailtrail; /* snailtrail.c */
 

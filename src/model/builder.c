@@ -10,10 +10,15 @@
  *      one per receive (multicast), reporting duplicates and unmatched halves;
  *   4. fills the gaps of every worker timeline (MODEL.md "Gaps") in place.
  * Each step is O(n) plus sorting what was out of order. Temporary memory peaks at
- * one column plus a 4-byte permutation per activity.
+ * one column plus a 4-byte permutation per activity. Worker and type names, attribute
+ * lists and the sends waiting for their receives are found through the library's hash
+ * table (base/hashmap.h, lp_hmap32). The per-record columns are listed once
+ * (TRACE_ACT_COLUMNS and friends below), and every step that moves records goes
+ * through those lists.
  */
 #include "longpole/model/trace.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -44,8 +49,7 @@ struct lp_builder {
     uint16_t nsrc, cursrc;
 
     size_t wcap;             /* capacity of per-worker arrays */
-    uint32_t *wmap;          /* open addressing: worker+1 keyed by wname (lp_str) */
-    uint32_t wmapcap;
+    lp_hmap32 wmap;          /* worker name (lp_str) -> worker */
     int64_t *wlast;          /* latest activity start seen per worker */
     uint8_t *wunsorted;      /* worker's activities came out of time order */
     uint8_t *wdeclared;      /* worker had a W record */
@@ -53,8 +57,7 @@ struct lp_builder {
     size_t lastwlen;
     uint32_t lastwid;
 
-    uint32_t *tmap;          /* types: type+1 keyed by name (lp_str), open addressing */
-    uint32_t tmapcap;
+    lp_hmap32 tmap;          /* type name (lp_str) -> type */
 
     size_t acap;             /* capacity of activity columns */
     uint32_t *aworker, *aline;
@@ -67,66 +70,33 @@ struct lp_builder {
     size_t nsends, capsends, nrecvs, caprecvs;
 
     size_t apcap;            /* capacity of t->apool */
-    uint64_t *lmap;          /* attribute lists: (hash << 32 | offset) keyed by content hash; 0 = empty */
-    uint32_t lmapcap, nlists;
+    lp_hmap32 lmap;          /* attribute lists: hash of the pairs (hashed key) -> offset in t->apool */
 };
 
+/* The per-record columns, each listed once: growing, permuting, reordering, dropping
+ * overlaps, filling gaps and shrinking all go through these lists.
+ *  TRACE_ACT_COLUMNS(X): the trace's activity columns, X(column, its value in the gap
+ *    activity made from the gap `g`);
+ *  RECORD_ACT_COLUMNS(X): the builder's own per-activity columns, X(column, optional),
+ *    freed once the halves are matched (before gaps are filled); an optional column is
+ *    NULL until a second source appears (lp_builder_source);
+ *  TRACE_MSG_COLUMNS(X), RECORD_MSG_COLUMNS(X): the same for messages. */
+#define TRACE_ACT_COLUMNS(X) \
+    X(astart, g->s) X(aend, g->e) X(atype, g->type) X(aop, LP_STR_NONE) X(aattr, 0) X(aflags, LP_ACT_GAP)
+#define RECORD_ACT_COLUMNS(X) X(aworker, 0) X(aline, 0) X(asrc, 1)
+#define TRACE_MSG_COLUMNS(X) X(msrc) X(mdst) X(msend) X(mrecv) X(mid) X(mattr) X(mflags)
+#define RECORD_MSG_COLUMNS(X) X(mline, 0) X(msrcidx, 1)
+
+/* Resize column `col` to n elements; `fail` runs if that is impossible. */
+#define RESIZE(col, n, fail)                                   \
+    do {                                                       \
+        void *p_ = lp_reallocarray((col), (n), sizeof *(col)); \
+        if (!p_)                                               \
+            fail;                                              \
+        (col) = p_;                                            \
+    } while (0)
+
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
-
-static inline uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
-/* ---- small open-addressing maps from lp_str to index ---------------------------- */
-
-/* map[] holds value+1; key(value) gives the lp_str stored for a value. */
-typedef lp_str (*keyfn)(const lp_builder *b, uint32_t v);
-static lp_str key_worker(const lp_builder *b, uint32_t v) { return b->t->wname[v]; }
-static lp_str key_type(const lp_builder *b, uint32_t v) { return b->t->type_name[v]; }
-
-static uint32_t map_find(const lp_builder *b, const uint32_t *map, uint32_t cap, keyfn key, lp_str s)
-{
-    if (!cap)
-        return LP_NONE32;
-    uint32_t mask = cap - 1;
-    for (uint32_t i = mix32(s) & mask;; i = (i + 1) & mask) {
-        if (!map[i])
-            return LP_NONE32;
-        if (key(b, map[i] - 1) == s)
-            return map[i] - 1;
-    }
-}
-
-static int map_insert(lp_builder *b, uint32_t **map, uint32_t *cap, uint32_t count, keyfn key, uint32_t v)
-{
-    if ((uint64_t)(count + 1) * 2 > *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 64;
-        uint32_t *m = lp_calloc(ncap, sizeof *m);
-        if (!m)
-            return -1;
-        for (uint32_t i = 0; i < *cap; i++)
-            if ((*map)[i]) {
-                uint32_t j = mix32(key(b, (*map)[i] - 1)) & (ncap - 1);
-                while (m[j])
-                    j = (j + 1) & (ncap - 1);
-                m[j] = (*map)[i];
-            }
-        lp_free(*map);
-        *map = m;
-        *cap = ncap;
-    }
-    uint32_t mask = *cap - 1, i = mix32(key(b, v)) & mask;
-    while ((*map)[i])
-        i = (i + 1) & mask;
-    (*map)[i] = v + 1;
-    return 0;
-}
 
 /* ---- lifecycle ------------------------------------------------------------------ */
 
@@ -162,30 +132,34 @@ oom:
     return nomem(err);
 }
 
+/* Free the per-record columns and halves (not needed once the halves are matched). */
+static void free_records(lp_builder *b)
+{
+#define FREE_COL(col, opt) \
+    lp_free(b->col);       \
+    b->col = NULL;
+    RECORD_ACT_COLUMNS(FREE_COL)
+    RECORD_MSG_COLUMNS(FREE_COL)
+#undef FREE_COL
+    lp_free(b->sends);
+    lp_free(b->recvs);
+    b->sends = b->recvs = NULL;
+}
+
 static void free_temp(lp_builder *b)
 {
-    lp_free(b->wmap);
+    lp_hmap32_release(&b->wmap);
     lp_free(b->wlast);
     lp_free(b->wunsorted);
     lp_free(b->wdeclared);
-    lp_free(b->tmap);
-    lp_free(b->aworker);
-    lp_free(b->aline);
-    lp_free(b->asrc);
-    lp_free(b->mline);
-    lp_free(b->msrcidx);
-    lp_free(b->sends);
-    lp_free(b->recvs);
-    lp_free(b->lmap);
+    lp_hmap32_release(&b->tmap);
+    free_records(b);
+    lp_hmap32_release(&b->lmap);
     for (uint16_t i = 0; i < b->nsrc; i++)
         lp_free(b->srcs[i].name);
     lp_free(b->srcs);
-    b->wmap = b->tmap = b->aworker = b->aline = b->mline = NULL;
-    b->lmap = NULL;
     b->wlast = NULL;
     b->wunsorted = b->wdeclared = NULL;
-    b->asrc = b->msrcidx = NULL;
-    b->sends = b->recvs = NULL;
     b->srcs = NULL;
     b->nsrc = 0;
 }
@@ -277,8 +251,8 @@ lp_status lp_builder_worker(lp_builder *b, const char *name, size_t n, uint32_t 
     lp_str s;
     if (lp_strtab_intern(&t->strs, name, n, &s))
         return nomem(err);
-    uint32_t id = map_find(b, b->wmap, b->wmapcap, key_worker, s);
-    if (id == LP_NONE32) {
+    uint32_t id;
+    if (!lp_hmap32_get(&b->wmap, s, &id)) {
         if (t->nworkers >= LP_NONE32 - 1)
             return lp_error_set(err, LP_ERR_LIMIT, "too many workers");
         if (grow_workers(b, (size_t)t->nworkers + 1))
@@ -289,7 +263,7 @@ lp_status lp_builder_worker(lp_builder *b, const char *name, size_t n, uint32_t 
         b->wlast[id] = INT64_MIN;
         b->wunsorted[id] = 0;
         b->wdeclared[id] = 0;
-        if (map_insert(b, &b->wmap, &b->wmapcap, t->nworkers, key_worker, id))
+        if (lp_hmap32_put(&b->wmap, s, id, NULL))
             return nomem(err);
         t->nworkers++;
     }
@@ -330,8 +304,8 @@ lp_status lp_builder_type(lp_builder *b, const char *name, size_t n, uint16_t *t
     lp_str s;
     if (lp_strtab_intern(&t->strs, name, n, &s))
         return nomem(err);
-    uint32_t id = map_find(b, b->tmap, b->tmapcap, key_type, s);
-    if (id == LP_NONE32) {
+    uint32_t id;
+    if (!lp_hmap32_get(&b->tmap, s, &id)) {
         if (t->ntypes >= LP_TYPE_MAX)
             return lp_error_set(err, LP_ERR_LIMIT, "too many activity types (at most %u)", LP_TYPE_MAX);
         lp_str *tn = lp_reallocarray(t->type_name, (size_t)t->ntypes + 1, sizeof *tn);
@@ -340,7 +314,7 @@ lp_status lp_builder_type(lp_builder *b, const char *name, size_t n, uint16_t *t
         t->type_name = tn;
         id = t->ntypes;
         tn[id] = s;
-        if (map_insert(b, &b->tmap, &b->tmapcap, t->ntypes, key_type, id))
+        if (lp_hmap32_put(&b->tmap, s, id, NULL))
             return nomem(err);
         t->ntypes++;
     }
@@ -348,9 +322,17 @@ lp_status lp_builder_type(lp_builder *b, const char *name, size_t n, uint16_t *t
     return LP_OK;
 }
 
-static uint32_t list_hash(const uint32_t *kv, uint32_t npairs)
+/* An attribute list being looked up, for the table's equality callback. */
+typedef struct listkey {
+    const uint32_t *apool;
+    const lp_str *kv;
+    uint32_t npairs;
+} listkey;
+
+static inline int same_list(const void *ctx, uint64_t off)
 {
-    return (uint32_t)XXH3_64bits(kv, 2 * (size_t)npairs * sizeof *kv) | 1u;
+    const listkey *k = ctx;
+    return k->apool[off] == k->npairs && memcmp(k->apool + off + 1, k->kv, 2 * (size_t)k->npairs * 4) == 0;
 }
 
 lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uint32_t *list, lp_error *err)
@@ -360,19 +342,13 @@ lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uin
         *list = 0;
         return LP_OK;
     }
-    uint32_t h = list_hash(kv, npairs);
-    /* probes compare the stored hash first, so the pool is only read for a likely match */
-    if (b->lmapcap) {
-        uint32_t mask = b->lmapcap - 1;
-        for (uint32_t i = mix32(h) & mask; b->lmap[i]; i = (i + 1) & mask) {
-            if ((uint32_t)(b->lmap[i] >> 32) != h)
-                continue;
-            uint32_t off = (uint32_t)b->lmap[i];
-            if (t->apool[off] == npairs && memcmp(t->apool + off + 1, kv, 2 * (size_t)npairs * 4) == 0) {
-                *list = off;
-                return LP_OK;
-            }
-        }
+    /* the table compares the hash first, so the pool is only read for a likely match */
+    uint32_t h = (uint32_t)XXH3_64bits(kv, 2 * (size_t)npairs * sizeof *kv);
+    listkey k = {t->apool, kv, npairs};
+    uint32_t found = lp_hmap32_find(&b->lmap, h, same_list, &k, NULL);
+    if (found != LP_HMAP32_EMPTY) {
+        *list = found;
+        return LP_OK;
     }
     size_t need = t->napool + 1 + 2 * (size_t)npairs;
     if (need >= LP_NONE32)
@@ -382,30 +358,11 @@ lp_status lp_builder_attrs(lp_builder *b, const lp_str *kv, uint32_t npairs, uin
         return nomem(err);
     t->apool = p;
     uint32_t off = (uint32_t)t->napool;
+    if (lp_hmap32_add(&b->lmap, h, off, NULL))
+        return nomem(err);
     t->apool[off] = npairs;
     memcpy(t->apool + off + 1, kv, 2 * (size_t)npairs * 4);
     t->napool = need;
-    if ((uint64_t)(b->nlists + 1) * 2 > b->lmapcap) {
-        uint32_t ncap = b->lmapcap ? b->lmapcap * 2 : 256;
-        uint64_t *m = lp_calloc(ncap, sizeof *m);
-        if (!m)
-            return nomem(err);
-        for (uint32_t i = 0; i < b->lmapcap; i++)
-            if (b->lmap[i]) {
-                uint32_t j = mix32((uint32_t)(b->lmap[i] >> 32)) & (ncap - 1);
-                while (m[j])
-                    j = (j + 1) & (ncap - 1);
-                m[j] = b->lmap[i];
-            }
-        lp_free(b->lmap);
-        b->lmap = m;
-        b->lmapcap = ncap;
-    }
-    uint32_t mask = b->lmapcap - 1, i = mix32(h) & mask;
-    while (b->lmap[i])
-        i = (i + 1) & mask;
-    b->lmap[i] = (uint64_t)h << 32 | off; /* h is odd (list_hash), so the entry is never 0 */
-    b->nlists++;
     *list = off;
     return LP_OK;
 }
@@ -430,23 +387,12 @@ static int grow_acts(lp_builder *b)
 {
     lp_trace *t = b->t;
     size_t ncap = b->acap < 1024 ? 1024 : b->acap + b->acap / 2;
-#define G(col)                                                        \
-    do {                                                              \
-        void *p_ = lp_reallocarray(col, ncap, sizeof *(col));         \
-        if (!p_)                                                      \
-            return -1;                                                \
-        col = p_;                                                     \
-    } while (0)
-    G(t->astart);
-    G(t->aend);
-    G(t->atype);
-    G(t->aop);
-    G(t->aattr);
-    G(t->aflags);
-    G(b->aworker);
-    G(b->aline);
-    if (b->asrc)
-        G(b->asrc);
+#define GROW_T(col, gapval) RESIZE(t->col, ncap, return -1);
+#define GROW_R(col, opt) \
+    if (!(opt) || b->col) \
+        RESIZE(b->col, ncap, return -1);
+    TRACE_ACT_COLUMNS(GROW_T)
+    RECORD_ACT_COLUMNS(GROW_R)
     b->acap = ncap;
     return 0;
 }
@@ -455,17 +401,12 @@ static int grow_msgs(lp_builder *b)
 {
     lp_trace *t = b->t;
     size_t ncap = b->mcap < 1024 ? 1024 : b->mcap + b->mcap / 2;
-    G(t->msrc);
-    G(t->mdst);
-    G(t->msend);
-    G(t->mrecv);
-    G(t->mid);
-    G(t->mattr);
-    G(t->mflags);
-    G(b->mline);
-    if (b->msrcidx)
-        G(b->msrcidx);
-#undef G
+#define GROW_M(col) RESIZE(t->col, ncap, return -1);
+    TRACE_MSG_COLUMNS(GROW_M)
+    RECORD_MSG_COLUMNS(GROW_R)
+#undef GROW_M
+#undef GROW_R
+#undef GROW_T
     b->mcap = ncap;
     return 0;
 }
@@ -590,14 +531,13 @@ lp_status lp_builder_recv(lp_builder *b, uint32_t w, int64_t time, uint32_t src,
 
 /* ---- finishing ------------------------------------------------------------------ */
 
-/* Move column elements: new[dst[i]] = old[i]. */
-static int permute(void **col, size_t elem, const uint32_t *dst, uint64_t n)
+/* A column of n elements of `elem` bytes moved to new[dst[i]] = old[i] (old is freed);
+ * NULL if out of memory (old is kept). */
+static void *permuted(void *col, size_t elem, const uint32_t *dst, uint64_t n)
 {
-    if (!*col)
-        return 0;
-    char *old = *col, *nw = lp_malloc(n ? n * elem : 1);
+    char *old = col, *nw = lp_malloc(n ? n * elem : 1);
     if (!nw)
-        return -1;
+        return NULL;
     switch (elem) {
     case 1:
         for (uint64_t i = 0; i < n; i++)
@@ -617,21 +557,27 @@ static int permute(void **col, size_t elem, const uint32_t *dst, uint64_t n)
         break;
     }
     lp_free(old);
-    *col = nw;
-    return 0;
+    return nw;
 }
 
 static int permute_acts(lp_builder *b, const uint32_t *dst)
 {
     lp_trace *t = b->t;
     uint64_t n = t->nacts;
-    void **cols[] = {(void **)&t->astart, (void **)&t->aend, (void **)&t->atype, (void **)&t->aop,
-                     (void **)&t->aattr, (void **)&t->aflags, (void **)&b->aworker, (void **)&b->aline,
-                     (void **)&b->asrc};
-    size_t sizes[] = {8, 8, 2, 4, 4, 1, 4, 4, 2};
-    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++)
-        if (permute(cols[c], sizes[c], dst, n))
-            return -1;
+#define PERMUTE(col)                                             \
+    if (col) {                                                   \
+        void *p_ = permuted((col), sizeof *(col), dst, n);       \
+        if (!p_)                                                 \
+            return -1;                                           \
+        (col) = p_;                                              \
+    }
+#define PERMUTE_T(col, gapval) PERMUTE(t->col)
+#define PERMUTE_R(col, opt) PERMUTE(b->col)
+    TRACE_ACT_COLUMNS(PERMUTE_T)
+    RECORD_ACT_COLUMNS(PERMUTE_R)
+#undef PERMUTE_R
+#undef PERMUTE_T
+#undef PERMUTE
     b->acap = n;
     return 0;
 }
@@ -651,23 +597,31 @@ static int cmp_sortkey(const void *pa, const void *pb)
     return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/* Reorder elements [lo, lo+cnt) of a column of `size`-byte elements so that position r
+ * holds old position lo + k[r].idx; tmp holds cnt elements. */
+static void reorder_col(void *col, size_t size, uint64_t lo, const sortkey *k, uint64_t cnt, char *tmp)
+{
+    char *base = (char *)col + lo * size;
+    memcpy(tmp, base, cnt * size);
+    for (uint64_t r = 0; r < cnt; r++)
+        memcpy(base + r * size, tmp + (uint64_t)k[r].idx * size, size);
+}
+
 /* Reorder activities [lo, lo+cnt) so that position r holds old position lo + k[r].idx. */
 static int reorder_range(lp_builder *b, uint64_t lo, const sortkey *k, uint64_t cnt)
 {
     lp_trace *t = b->t;
-    void *cols[] = {t->astart, t->aend, t->atype, t->aop, t->aattr, t->aflags, b->aworker, b->aline, b->asrc};
-    size_t sizes[] = {8, 8, 2, 4, 4, 1, 4, 4, 2};
     char *tmp = lp_malloc(cnt * 8);
     if (!tmp)
         return -1;
-    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
-        if (!cols[c])
-            continue;
-        char *base = (char *)cols[c] + lo * sizes[c];
-        memcpy(tmp, base, cnt * sizes[c]);
-        for (uint64_t r = 0; r < cnt; r++)
-            memcpy(base + r * sizes[c], tmp + (uint64_t)k[r].idx * sizes[c], sizes[c]);
-    }
+#define REORDER_T(col, gapval) reorder_col(t->col, sizeof *t->col, lo, k, cnt, tmp);
+#define REORDER_R(col, opt) \
+    if (b->col)             \
+        reorder_col(b->col, sizeof *b->col, lo, k, cnt, tmp);
+    TRACE_ACT_COLUMNS(REORDER_T)
+    RECORD_ACT_COLUMNS(REORDER_R)
+#undef REORDER_R
+#undef REORDER_T
     lp_free(tmp);
     return 0;
 }
@@ -751,15 +705,14 @@ static lp_status drop_overlaps(lp_builder *b, lp_error *err)
                 continue;
             }
             if (out != i) {
-                t->astart[out] = t->astart[i];
-                t->aend[out] = t->aend[i];
-                t->atype[out] = t->atype[i];
-                t->aop[out] = t->aop[i];
-                t->aattr[out] = t->aattr[i];
-                t->aflags[out] = t->aflags[i];
-                b->aline[out] = b->aline[i];
-                if (b->asrc)
-                    b->asrc[out] = b->asrc[i];
+#define MOVE_T(col, gapval) t->col[out] = t->col[i];
+#define MOVE_R(col, opt)  \
+    if (!(opt) || b->col) \
+        b->col[out] = b->col[i];
+                TRACE_ACT_COLUMNS(MOVE_T)
+                RECORD_ACT_COLUMNS(MOVE_R)
+#undef MOVE_R
+#undef MOVE_T
             }
             prev = out++;
         }
@@ -771,19 +724,23 @@ static lp_status drop_overlaps(lp_builder *b, lp_error *err)
     return LP_OK;
 }
 
-/* Step 3: match halves. */
+/* Step 3: match halves: sends in a table keyed by a hash of (sender, receiver, id). */
 typedef struct hkey {
-    uint32_t w, peer;
+    const half *sends;
+    uint32_t from, to;
     uint64_t id;
 } hkey;
 
-static uint64_t hkey_hash(uint32_t a, uint32_t b2, uint64_t id)
+static inline uint32_t hkey_hash(const hkey *k)
 {
-    uint64_t x = id * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)a << 32 | b2);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 29;
-    return x;
+    return (uint32_t)lp_hash_mix(k->id, (uint64_t)k->from << 32 | k->to);
+}
+
+static inline int same_send(const void *ctx, uint64_t i)
+{
+    const hkey *k = ctx;
+    const half *o = &k->sends[i];
+    return o->w == k->from && o->peer == k->to && o->id == k->id;
 }
 
 static lp_status match_halves(lp_builder *b, lp_error *err)
@@ -791,50 +748,37 @@ static lp_status match_halves(lp_builder *b, lp_error *err)
     lp_trace *t = b->t;
     if (!b->nsends && !b->nrecvs)
         return LP_OK;
-    uint64_t cap = 16;
-    while (cap < (uint64_t)b->nsends * 2)
-        cap *= 2;
-    uint32_t *tab = lp_calloc(cap, sizeof *tab); /* send index + 1 */
+    lp_hmap32 tab; /* send index; room for every send, so no insertion fails */
     uint8_t *matched = lp_calloc(b->nsends ? b->nsends : 1, 1);
-    if (!tab || !matched) {
-        lp_free(tab);
+    if (!matched || lp_hmap32_init(&tab, b->nsends, NULL)) {
         lp_free(matched);
         return nomem(err);
     }
-    uint64_t mask = cap - 1;
     lp_status st = LP_OK;
     for (size_t i = 0; i < b->nsends; i++) {
         const half *s = &b->sends[i];
-        uint64_t j = hkey_hash(s->w, s->peer, s->id) & mask;
-        int dup = 0;
-        for (; tab[j]; j = (j + 1) & mask) {
-            const half *o = &b->sends[tab[j] - 1];
-            if (o->w == s->w && o->peer == s->peer && o->id == s->id) {
-                dup = 1;
-                char idb[64];
-                lp_diags_report(b->diags, LP_SEV_ERROR, LP_RULE_DUP_SEND, srcname(b, s->src), s->line,
-                                "second send %s -> %s with message id '%s' (first at %s%sline %u); record dropped",
-                                lp_trace_worker_name(t, s->w), lp_trace_worker_name(t, s->peer),
-                                lp_trace_msgid(t, s->id, idb, sizeof idb), b->nsrc > 1 ? srcname(b, o->src) : "",
-                                b->nsrc > 1 ? " " : "", o->line);
-                matched[i] = 1; /* not reported again as unmatched */
-                break;
-            }
+        hkey k = {b->sends, s->w, s->peer, s->id};
+        int added;
+        uint32_t first = lp_hmap32_find_or_add(&tab, hkey_hash(&k), same_send, &k, (uint32_t)i, &added);
+        if (!added) {
+            const half *o = &b->sends[first];
+            char idb[64];
+            lp_diags_report(b->diags, LP_SEV_ERROR, LP_RULE_DUP_SEND, srcname(b, s->src), s->line,
+                            "second send %s -> %s with message id '%s' (first at %s%sline %u); record dropped",
+                            lp_trace_worker_name(t, s->w), lp_trace_worker_name(t, s->peer),
+                            lp_trace_msgid(t, s->id, idb, sizeof idb), b->nsrc > 1 ? srcname(b, o->src) : "",
+                            b->nsrc > 1 ? " " : "", o->line);
+            matched[i] = 1; /* not reported again as unmatched */
         }
-        if (!dup)
-            tab[j] = (uint32_t)i + 1;
     }
     for (size_t i = 0; i < b->nrecvs && st == LP_OK; i++) {
         const half *r = &b->recvs[i];
-        uint64_t j = hkey_hash(r->peer, r->w, r->id) & mask;
+        hkey k = {b->sends, r->peer, r->w, r->id};
+        uint32_t si = lp_hmap32_find(&tab, hkey_hash(&k), same_send, &k, NULL);
         const half *s = NULL;
-        for (; tab[j]; j = (j + 1) & mask) {
-            const half *o = &b->sends[tab[j] - 1];
-            if (o->w == r->peer && o->peer == r->w && o->id == r->id) {
-                s = o;
-                matched[tab[j] - 1] = 1;
-                break;
-            }
+        if (si != LP_HMAP32_EMPTY) {
+            s = &b->sends[si];
+            matched[si] = 1;
         }
         if (!s) {
             char idb[64];
@@ -873,7 +817,7 @@ static lp_status match_halves(lp_builder *b, lp_error *err)
                         lp_trace_worker_name(t, s->w), lp_trace_worker_name(t, s->peer),
                         lp_trace_msgid(t, s->id, idb, sizeof idb));
     }
-    lp_free(tab);
+    lp_hmap32_release(&tab);
     lp_free(matched);
     return st;
 }
@@ -933,6 +877,43 @@ static int gaps_in(gapvec *g, uint32_t w, int64_t cur, int64_t limit, const lp_e
     return 0;
 }
 
+/* Merge the gaps (in worker order, sorted within a worker) into the activity columns,
+ * in place from the back. */
+static lp_status merge_gaps(lp_trace *t, const gapvec *gaps, lp_error *err)
+{
+    uint64_t n = t->nacts, nn = n + gaps->n;
+    if (nn >= LP_NONE32)
+        return lp_error_set(err, LP_ERR_LIMIT, "more than %u activities after gap filling", LP_NONE32 - 1);
+#define GROW_T(col, gapval) RESIZE(t->col, nn, return nomem(err));
+    TRACE_ACT_COLUMNS(GROW_T)
+#undef GROW_T
+    size_t gi = gaps->n;
+    uint64_t out = nn;
+    for (uint32_t w = t->nworkers; w-- > 0;) {
+        uint64_t lo = t->wfirst[w], i = t->wfirst[w + 1];
+        t->wfirst[w + 1] = out;
+        while (i > lo || (gi > 0 && gaps->v[gi - 1].w == w)) {
+            int take_gap = gi > 0 && gaps->v[gi - 1].w == w && (i == lo || gaps->v[gi - 1].s >= t->astart[i - 1]);
+            out--;
+            if (take_gap) {
+                const gap *g = &gaps->v[--gi];
+#define GAP_T(col, gapval) t->col[out] = (gapval);
+                TRACE_ACT_COLUMNS(GAP_T)
+#undef GAP_T
+            } else {
+                i--;
+#define MOVE_T(col, gapval) t->col[out] = t->col[i];
+                TRACE_ACT_COLUMNS(MOVE_T)
+#undef MOVE_T
+            }
+        }
+    }
+    t->wfirst[0] = 0;
+    t->nacts = nn;
+    t->ngaps = gaps->n;
+    return LP_OK;
+}
+
 static lp_status fill_gaps(lp_builder *b, lp_error *err)
 {
     lp_trace *t = b->t;
@@ -983,60 +964,9 @@ static lp_status fill_gaps(lp_builder *b, lp_error *err)
         lp_free(g.v);
         return st;
     }
-    /* merge in place from the back */
-    uint64_t n = t->nacts, nn = n + g.n;
-    if (nn >= LP_NONE32) {
-        lp_free(g.v);
-        return lp_error_set(err, LP_ERR_LIMIT, "more than %u activities after gap filling", LP_NONE32 - 1);
-    }
-#define GROW(col)                                                         \
-    do {                                                                  \
-        void *p_ = lp_reallocarray(col, nn, sizeof *(col));               \
-        if (!p_) {                                                        \
-            lp_free(g.v);                                                 \
-            return nomem(err);                                            \
-        }                                                                 \
-        col = p_;                                                         \
-    } while (0)
-    GROW(t->astart);
-    GROW(t->aend);
-    GROW(t->atype);
-    GROW(t->aop);
-    GROW(t->aattr);
-    GROW(t->aflags);
-#undef GROW
-    size_t gi = g.n;            /* gaps are in worker order, sorted within worker */
-    uint64_t out = nn;
-    for (uint32_t w = t->nworkers; w-- > 0;) {
-        uint64_t lo = t->wfirst[w], i = t->wfirst[w + 1];
-        t->wfirst[w + 1] = out;
-        while (i > lo || (gi > 0 && g.v[gi - 1].w == w)) {
-            int take_gap = gi > 0 && g.v[gi - 1].w == w && (i == lo || g.v[gi - 1].s >= t->astart[i - 1]);
-            out--;
-            if (take_gap) {
-                const gap *q = &g.v[--gi];
-                t->astart[out] = q->s;
-                t->aend[out] = q->e;
-                t->atype[out] = q->type;
-                t->aop[out] = LP_STR_NONE;
-                t->aattr[out] = 0;
-                t->aflags[out] = LP_ACT_GAP;
-            } else {
-                i--;
-                t->astart[out] = t->astart[i];
-                t->aend[out] = t->aend[i];
-                t->atype[out] = t->atype[i];
-                t->aop[out] = t->aop[i];
-                t->aattr[out] = t->aattr[i];
-                t->aflags[out] = t->aflags[i];
-            }
-        }
-    }
-    t->wfirst[0] = 0;
-    t->nacts = nn;
-    t->ngaps = g.n;
+    st = merge_gaps(t, &g, err);
     lp_free(g.v);
-    return LP_OK;
+    return st;
 }
 
 static void compute_extent(lp_trace *t)
@@ -1082,28 +1012,11 @@ lp_status lp_builder_finish(lp_builder *b, lp_trace **out, lp_error *err)
     if (!st)
         st = match_halves(b, err);
     /* the per-record source columns are no longer needed */
-    lp_free(b->aworker);
-    b->aworker = NULL;
-    lp_free(b->aline);
-    b->aline = NULL;
-    lp_free(b->asrc);
-    b->asrc = NULL;
-    lp_free(b->mline);
-    b->mline = NULL;
-    lp_free(b->msrcidx);
-    b->msrcidx = NULL;
-    lp_free(b->sends);
-    b->sends = NULL;
-    lp_free(b->recvs);
-    b->recvs = NULL;
+    free_records(b);
     if (!st) {
-        SHRINK(t->msrc, t->nmsgs);
-        SHRINK(t->mdst, t->nmsgs);
-        SHRINK(t->msend, t->nmsgs);
-        SHRINK(t->mrecv, t->nmsgs);
-        SHRINK(t->mid, t->nmsgs);
-        SHRINK(t->mattr, t->nmsgs);
-        SHRINK(t->mflags, t->nmsgs);
+#define SHRINK_M(col) SHRINK(t->col, t->nmsgs);
+        TRACE_MSG_COLUMNS(SHRINK_M)
+#undef SHRINK_M
     }
     if (!st && !b->opts.no_gap_fill)
         st = fill_gaps(b, err);
@@ -1111,12 +1024,9 @@ lp_status lp_builder_finish(lp_builder *b, lp_trace **out, lp_error *err)
         lp_builder_free(b);
         return st;
     }
-    SHRINK(t->astart, t->nacts);
-    SHRINK(t->aend, t->nacts);
-    SHRINK(t->atype, t->nacts);
-    SHRINK(t->aop, t->nacts);
-    SHRINK(t->aattr, t->nacts);
-    SHRINK(t->aflags, t->nacts);
+#define SHRINK_T(col, gapval) SHRINK(t->col, t->nacts);
+    TRACE_ACT_COLUMNS(SHRINK_T)
+#undef SHRINK_T
     SHRINK(t->apool, t->napool);
     SHRINK(t->wname, t->nworkers);
     SHRINK(t->wattr, t->nworkers);

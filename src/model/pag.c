@@ -7,17 +7,17 @@
  * pass into arrays sized for the worst case, shrunk afterwards (untouched capacity is
  * never resident).
  *
- * Big traces are built on two threads: the send and receive endpoint lists at once; then
- * the workers, in two ranges of about equal work, are counted exactly (a merge without
- * writes) and emitted at their exact offsets into arrays of the exact size, so the graph
- * is identical to the one-thread build and no memory is touched beyond it (no worst-case
- * slack, no moving).
+ * Big traces are built on two threads (a pool of one worker and the caller, base/pool.h):
+ * the send and receive endpoint lists at once; then the workers, in two ranges of about
+ * equal work, are counted exactly (a merge without writes) and emitted at their exact
+ * offsets into arrays of the exact size, so the graph is identical to the one-thread
+ * build and no memory is touched beyond it (no worst-case slack, no moving).
  */
 #include "longpole/model/pag.h"
 #include "longpole/base/alloc.h"
 #include "base/hugepage.h"
+#include "base/pool.h"
 
-#include <pthread.h>
 #include <string.h>
 
 uint64_t lp_pag_parallel_min = 200000;
@@ -123,18 +123,16 @@ static inline uint64_t worker_vertices(const lp_trace *t, uint32_t w, const lp_e
     return n;
 }
 
+/* Task 0: the send endpoints, task 1: the receive endpoints. */
 typedef struct ep_job {
     const lp_trace *t;
-    lp_endpoints *ep;
-    lp_error err;
-    lp_status st;
+    lp_endpoints *ep[2];
 } ep_job;
 
-static void *ep_thread(void *arg)
+static lp_status ep_task(void *ctx, size_t which, size_t n, lp_error *err)
 {
-    ep_job *j = arg;
-    j->st = lp_endpoints_build(j->t, 1, j->ep, &j->err);
-    return NULL;
+    ep_job *j = ctx;
+    return lp_endpoints_build(j->t, (int)which, j->ep[which], err);
 }
 
 /* The graph's arrays for up to nv vertices (at least 1) of trace t; -1 when out of memory.
@@ -173,9 +171,8 @@ typedef struct range_job {
     uint32_t kin;
 } range_job;
 
-static void *range_thread(void *arg)
+static void range_run(range_job *j)
 {
-    range_job *j = arg;
     lp_pag *g = j->g;
     uint64_t v = j->base;
     for (uint32_t w = j->w0; w < j->w1; w++) {
@@ -186,18 +183,13 @@ static void *range_thread(void *arg)
                                  &j->kin);
         }
     }
-    return NULL;
 }
 
-/* Run jobs a (here) and b (on a second thread) at once; 0 if no thread could start. */
-static int run_two(range_job *a, range_job *b)
+/* Task i of two: range job i (ctx: range_job[2]). */
+static lp_status range_task(void *ctx, size_t i, size_t n, lp_error *err)
 {
-    pthread_t th;
-    if (pthread_create(&th, NULL, range_thread, b) != 0)
-        return 0;
-    range_thread(a);
-    pthread_join(th, NULL);
-    return 1;
+    range_run(&((range_job *)ctx)[i]);
+    return LP_OK;
 }
 
 /* The first worker of the second of two ranges of about equal work. */
@@ -215,18 +207,16 @@ static uint32_t split_workers(const lp_trace *t, const lp_endpoints *snd, const 
     return k;
 }
 
-/* Two threads: every worker's exact vertex count first (the two ranges counted at once),
- * then the two ranges emitted at once at their exact offsets into arrays of the exact
- * size. Fills voff and sizes the arrays; 0 when a thread could not be started (nothing
- * allocated then: the caller builds on one thread), -1 when out of memory, -2 when the
+/* Two threads (pool): every worker's exact vertex count first (the two ranges counted at
+ * once), then the two ranges emitted at once at their exact offsets into arrays of the
+ * exact size. Fills voff and sizes the arrays; 1, -1 when out of memory, -2 when the
  * graph is too big (g->nv says how big). */
-static int build_two(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, const lp_endpoints *rcv)
+static int build_two(lp_pool *pool, const lp_trace *t, lp_pag *g, const lp_endpoints *snd, const lp_endpoints *rcv)
 {
     uint32_t nw = t->nworkers, k = split_workers(t, snd, rcv);
     uint64_t *cnt = g->voff + 1; /* voff[w + 1] = worker w's count, then the prefix sums */
-    range_job a = {t, g, snd, rcv, 0, k, cnt, 0, 0}, b = {t, g, snd, rcv, k, nw, cnt, 0, 0};
-    if (!run_two(&a, &b))
-        return 0;
+    range_job ab[2] = {{t, g, snd, rcv, 0, k, cnt, 0, 0}, {t, g, snd, rcv, k, nw, cnt, 0, 0}};
+    lp_pool_run(pool, 2, range_task, ab, NULL);
     for (uint32_t w = 0; w < nw; w++)
         g->voff[w + 1] += g->voff[w];
     uint64_t nv = g->voff[nw];
@@ -241,12 +231,11 @@ static int build_two(const lp_trace *t, lp_pag *g, const lp_endpoints *snd, cons
             kb -= (t->mflags[rcv->msg[i]] & LP_MSG_SKEW) != 0;
     if (alloc_arrays(g, t, nv))
         return -1;
-    a = (range_job){t, g, snd, rcv, 0, k, NULL, 0, 0};
-    b = (range_job){t, g, snd, rcv, k, nw, NULL, g->voff[k], kb};
-    if (!run_two(&a, &b)) /* could not start a second thread after all: this one does both */
-        range_thread(&b);
+    ab[0] = (range_job){t, g, snd, rcv, 0, k, NULL, 0, 0};
+    ab[1] = (range_job){t, g, snd, rcv, k, nw, NULL, g->voff[k], kb};
+    lp_pool_run(pool, 2, range_task, ab, NULL);
     g->nv = nv;
-    g->ncedges = b.kin;
+    g->ncedges = ab[1].kin;
     return 1;
 }
 
@@ -257,25 +246,20 @@ lp_status lp_pag_build(const lp_trace *t, lp_pag *g, lp_error *err)
     g->nworkers = t->nworkers;
     lp_endpoints snd = {0}, rcv = {0};
     int par = t->nacts + t->nmsgs >= lp_pag_parallel_min && t->nworkers >= 2;
-    ep_job rj = {t, &rcv, {0}, LP_OK};
-    pthread_t th;
-    int threaded = par && pthread_create(&th, NULL, ep_thread, &rj) == 0;
-    lp_status st = lp_endpoints_build(t, 0, &snd, err);
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        rj.st = lp_endpoints_build(t, 1, &rcv, &rj.err);
-    if (st || rj.st) {
-        if (!st)
-            *err = rj.err;
+    lp_pool *pool = NULL;
+    if (par)
+        lp_pool_new(&pool, 1, NULL); /* without it (or its thread), both halves run here */
+    ep_job ej = {t, {&snd, &rcv}};
+    lp_status st = lp_pool_run(pool, 2, ep_task, &ej, err); /* the first failure: the sends' */
+    if (st) {
+        lp_pool_free(pool);
         lp_endpoints_release(&snd);
         lp_endpoints_release(&rcv);
-        return st ? st : rj.st;
+        return st;
     }
     g->voff = lp_calloc((size_t)t->nworkers + 1, sizeof *g->voff);
-    if (!g->voff)
-        goto oom;
-    int two = par ? build_two(t, g, &snd, &rcv) : 0;
+    int two = !g->voff ? -1 : par ? build_two(pool, t, g, &snd, &rcv) : 0;
+    lp_pool_free(pool);
     if (two == -1)
         goto oom;
     if (two == -2)

@@ -3,8 +3,10 @@
  *
  * Tuned for millions of traces of tens of spans: spans are appended to columns;
  * finishing groups them with a counting sort by trace and then works trace by trace
- * with a small open-addressing map of span ids that stays in cache, so each step is
- * O(n) overall. Temporary memory: about 13 bytes per span.
+ * with a map of span ids (the library's hash table, base/hashmap.h, reset to each
+ * trace's size) that stays in cache, so each step is O(n) overall. Trace ids are
+ * found through another. Temporary memory: about 13 bytes per span, plus the id map
+ * of the largest trace.
  *
  * The rules (span.h, docs/formats/spans.md): spans that share an id in a trace are
  * resolved as a group, ordered as Zipkin orders them (not shared before shared, clients
@@ -21,6 +23,7 @@
  */
 #include "longpole/model/span.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,6 +58,8 @@ void lp_spans_release(lp_spans *sp)
     lp_free(sp->src);
     lp_free(sp->trace_id);
     lp_free(sp->trace_text);
+    if (sp->tmap)
+        lp_hmap32_release(sp->tmap);
     lp_free(sp->tmap);
     lp_free(sp->refs);
     for (uint16_t i = 0; i < sp->nfiles; i++)
@@ -148,16 +153,6 @@ lp_str lp_spans_name(lp_spans *sp, const char *s, size_t n)
     return id;
 }
 
-static inline uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    return x;
-}
-
 lp_status lp_spans_trace(lp_spans *sp, const char *s, size_t n, uint32_t *trace, lp_error *err)
 {
     char norm[64];
@@ -176,31 +171,14 @@ lp_status lp_spans_trace(lp_spans *sp, const char *s, size_t n, uint32_t *trace,
     lp_str id;
     if (lp_strtab_intern(&sp->strs, s, n, &id))
         return nomem(err);
-    if (sp->tmapcap) {
-        size_t mask = sp->tmapcap - 1;
-        for (size_t j = mix32(id) & mask; sp->tmap[j]; j = (j + 1) & mask)
-            if (sp->trace_id[sp->tmap[j] - 1] == id) {
-                *trace = sp->tmap[j] - 1;
-                return LP_OK;
-            }
-    }
+    if (!sp->tmap && !(sp->tmap = lp_calloc(1, sizeof *sp->tmap))) /* zeroed: an empty table */
+        return nomem(err);
+    if (lp_hmap32_get(sp->tmap, id, trace))
+        return LP_OK;
     if (sp->ntraces >= LP_SPAN_NONE - 1)
         return lp_error_set(err, LP_ERR_LIMIT, "more than %u traces", LP_SPAN_NONE - 2);
-    if ((sp->ntraces + 1) * 2 > sp->tmapcap) {
-        size_t ncap = sp->tmapcap ? sp->tmapcap * 2 : 256;
-        uint32_t *m = lp_calloc(ncap, sizeof *m);
-        if (!m)
-            return nomem(err);
-        for (size_t t = 0; t < sp->ntraces; t++) {
-            size_t j = mix32(sp->trace_id[t]) & (ncap - 1);
-            while (m[j])
-                j = (j + 1) & (ncap - 1);
-            m[j] = (uint32_t)t + 1;
-        }
-        lp_free(sp->tmap);
-        sp->tmap = m;
-        sp->tmapcap = ncap;
-    }
+    if (lp_hmap32_reserve(sp->tmap, sp->ntraces + 1, NULL))
+        return nomem(err);
     lp_str text = id;
     if ((orig != s || norig != n) && lp_strtab_intern(&sp->strs, orig, norig, &text))
         return nomem(err);
@@ -219,10 +197,7 @@ lp_status lp_spans_trace(lp_spans *sp, const char *s, size_t n, uint32_t *trace,
     uint32_t t = (uint32_t)sp->ntraces++;
     sp->trace_id[t] = id;
     sp->trace_text[t] = text;
-    size_t j = mix32(id) & (sp->tmapcap - 1);
-    while (sp->tmap[j])
-        j = (j + 1) & (sp->tmapcap - 1);
-    sp->tmap[j] = t + 1;
+    lp_hmap32_put(sp->tmap, id, t, NULL); /* cannot fail: room was reserved */
     *trace = t;
     return LP_OK;
 }
@@ -352,27 +327,12 @@ const char *lp_spans_idstr(const lp_spans *sp, uint32_t i, char *buf, size_t siz
 
 /* ---- finishing ---------------------------------------------------------------------------- */
 
-/* Per-trace id map: open addressing over local slots holding span index + 1. */
-typedef struct idmap {
-    uint32_t *slot;
-    size_t cap;
-} idmap;
-
-static inline size_t idhash(uint64_t id)
+/* The per-trace id map (span id -> the span the id stands for) is the library's hash
+ * table, reset to the size of each trace. */
+static uint32_t map_find(const lp_hmap *m, uint64_t id)
 {
-    id ^= id >> 33;
-    id *= 0xff51afd7ed558ccdULL;
-    id ^= id >> 33;
-    return (size_t)id;
-}
-
-static uint32_t map_find(const lp_spans *sp, const idmap *m, uint64_t id)
-{
-    size_t mask = m->cap - 1;
-    for (size_t j = idhash(id) & mask; m->slot[j]; j = (j + 1) & mask)
-        if (sp->id[m->slot[j] - 1] == id)
-            return m->slot[j] - 1;
-    return LP_SPAN_NONE;
+    uint64_t v;
+    return lp_hmap_get(m, id, &v) ? (uint32_t)v : LP_SPAN_NONE;
 }
 
 static const char *tid(const lp_spans *sp, uint32_t i) { return lp_spans_trace_text(sp, sp->trace[i]); }
@@ -495,25 +455,12 @@ static uint32_t resolve_group(lp_spans *sp, uint32_t *g, size_t n)
 }
 
 /* Build the map of trace t and resolve its parents (and the references into it). */
-static lp_status resolve_trace(lp_spans *sp, uint32_t t, idmap *m, uint32_t *dnext, uint32_t *dtail,
+static lp_status resolve_trace(lp_spans *sp, uint32_t t, lp_hmap *m, uint32_t *dnext, uint32_t *dtail,
                                const uint32_t *refs, size_t nrefs, lp_error *err)
 {
-    uint64_t lo = sp->tfirst[t], hi = sp->tfirst[t + 1], cnt = hi - lo;
-    size_t need = 16;
-    while (need < cnt * 2)
-        need *= 2;
-    if (need > m->cap) {
-        lp_free(m->slot);
-        m->slot = lp_malloc(need * sizeof *m->slot);
-        if (!m->slot) {
-            m->cap = 0;
-            return nomem(err);
-        }
-        m->cap = need;
-    }
-    size_t cap = need, mask = cap - 1;
-    memset(m->slot, 0, cap * sizeof *m->slot);
-    idmap lm = {m->slot, cap};
+    uint64_t lo = sp->tfirst[t], hi = sp->tfirst[t + 1];
+    if (lp_hmap_reset(m, hi - lo, NULL)) /* room for every span: insertions below cannot fail */
+        return nomem(err);
     char b1[80], b2[80];
     /* the map holds the first span of each id; later ones are chained behind it
      * (dnext, dtail: written only for ids seen twice) and resolved group by group */
@@ -523,15 +470,10 @@ static lp_status resolve_trace(lp_spans *sp, uint32_t t, idmap *m, uint32_t *dne
         uint32_t i = sp->order[k];
         if (sp->flags[i] & LP_SPAN_DROPPED)
             continue;
-        size_t j = idhash(sp->id[i]) & mask;
-        for (; m->slot[j]; j = (j + 1) & mask)
-            if (sp->id[m->slot[j] - 1] == sp->id[i])
-                break;
-        if (!m->slot[j]) {
-            m->slot[j] = i + 1;
+        int added;
+        uint32_t h = (uint32_t)lp_hmap_get_or_put(m, sp->id[i], i, &added);
+        if (added)
             continue;
-        }
-        uint32_t h = m->slot[j] - 1;
         {
             /* first repeat of this id: start its chain */
             int started = 0;
@@ -581,10 +523,7 @@ static lp_status resolve_trace(lp_spans *sp, uint32_t t, idmap *m, uint32_t *dne
                     g[r - 1] = t2;
                 }
             uint32_t h = resolve_group(sp, g, ng);
-            size_t j = idhash(sp->id[h0]) & mask;
-            while (m->slot[j] && m->slot[j] - 1 != h0)
-                j = (j + 1) & mask;
-            m->slot[j] = h + 1;
+            lp_hmap_put(m, sp->id[h0], h, NULL); /* replaces h0's entry */
         }
         lp_free(g);
         lp_free(heads);
@@ -593,7 +532,7 @@ static lp_status resolve_trace(lp_spans *sp, uint32_t t, idmap *m, uint32_t *dne
         uint32_t i = sp->order[k];
         if ((sp->flags[i] & LP_SPAN_DROPPED) || sp->parent[i] != LP_SPAN_NONE || !(sp->flags[i] & LP_SPAN_HAS_PARENT))
             continue;
-        uint32_t p = map_find(sp, &lm, sp->pid[i]);
+        uint32_t p = map_find(m, sp->pid[i]);
         if (p == LP_SPAN_NONE) {
             sp->flags[i] |= LP_SPAN_ORPHAN;
             sp->norphan++;
@@ -614,7 +553,7 @@ static lp_status resolve_trace(lp_spans *sp, uint32_t t, idmap *m, uint32_t *dne
     /* references whose target is in this trace */
     for (size_t k = 0; k < nrefs; k++) {
         lp_span_ref *r = &sp->refs[refs[k]];
-        uint32_t x = map_find(sp, &lm, r->id);
+        uint32_t x = map_find(m, r->id);
         r->target = x != r->span ? x : LP_SPAN_NONE;
     }
     return LP_OK;
@@ -736,62 +675,35 @@ static size_t infer_times(lp_spans *sp, uint32_t *stack, uint8_t *state)
     return dropped;
 }
 
-lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
+/* The spans grouped by trace (stable counting sort: order, tfirst); no parents yet. */
+static lp_status group_by_trace(lp_spans *sp, lp_error *err)
 {
-    if (sp->finished)
-        return LP_OK;
     size_t n = sp->n, T = sp->ntraces;
-    lp_status st = LP_OK;
-    uint32_t *stack = NULL, *rorder = NULL, *dnext = NULL, *dtail = NULL;
-    size_t *rfirst = NULL;
-    uint8_t *color = NULL;
-    idmap m = {NULL, 0};
-    /* (a finish that failed for memory may be retried: start afresh) */
-    lp_free(sp->order);
-    lp_free(sp->tfirst);
-    lp_free(sp->root);
-    lp_free(sp->parent);
-    lp_free(sp->kfirst);
-    lp_free(sp->kids);
-    sp->kfirst = NULL;
-    sp->kids = NULL;
-    sp->order = lp_malloc((n ? n : 1) * sizeof *sp->order);
-    sp->tfirst = lp_calloc(T + 1, sizeof *sp->tfirst);
-    sp->root = lp_malloc((T ? T : 1) * sizeof *sp->root);
-    sp->parent = lp_malloc((n ? n : 1) * sizeof *sp->parent);
-    stack = lp_malloc((n ? n : 1) * sizeof *stack);
-    color = lp_calloc(n ? n : 1, 1);
-    dnext = lp_malloc((n ? n : 1) * sizeof *dnext);
-    dtail = lp_malloc((n ? n : 1) * sizeof *dtail);
-    if (!sp->order || !sp->tfirst || !sp->root || !sp->parent || !stack || !color || !dnext || !dtail) {
-        st = nomem(err);
-        goto out;
-    }
-    /* group by trace (stable counting sort) */
     for (size_t i = 0; i < n; i++)
         sp->tfirst[sp->trace[i] + 1]++;
     for (size_t t = 0; t < T; t++)
         sp->tfirst[t + 1] += sp->tfirst[t];
-    {
-        uint64_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
-        if (!pos) {
-            st = nomem(err);
-            goto out;
-        }
-        memcpy(pos, sp->tfirst, T * sizeof *pos);
-        for (size_t i = 0; i < n; i++)
-            sp->order[pos[sp->trace[i]]++] = (uint32_t)i;
-        lp_free(pos);
-    }
+    uint64_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
+    if (!pos)
+        return nomem(err);
+    memcpy(pos, sp->tfirst, T * sizeof *pos);
+    for (size_t i = 0; i < n; i++)
+        sp->order[pos[sp->trace[i]]++] = (uint32_t)i;
+    lp_free(pos);
     for (size_t i = 0; i < n; i++)
         sp->parent[i] = LP_SPAN_NONE;
-    /* references, grouped by the trace of their target */
-    rfirst = lp_calloc(T + 1, sizeof *rfirst);
-    rorder = lp_malloc((sp->nrefs ? sp->nrefs : 1) * sizeof *rorder);
-    if (!rfirst || !rorder) {
-        st = nomem(err);
-        goto out;
-    }
+    return LP_OK;
+}
+
+/* The references grouped by the trace of their target (rorder[rfirst[t] ..
+ * rfirst[t + 1]), to free even on error); their targets unresolved. */
+static lp_status group_refs(lp_spans *sp, size_t **prfirst, uint32_t **prorder, lp_error *err)
+{
+    size_t T = sp->ntraces;
+    size_t *rfirst = *prfirst = lp_calloc(T + 1, sizeof *rfirst);
+    uint32_t *rorder = *prorder = lp_malloc((sp->nrefs ? sp->nrefs : 1) * sizeof *rorder);
+    if (!rfirst || !rorder)
+        return nomem(err);
     for (size_t k = 0; k < sp->nrefs; k++) {
         sp->refs[k].target = LP_SPAN_NONE;
         if (sp->refs[k].trace < T)
@@ -799,40 +711,43 @@ lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
     }
     for (size_t t = 0; t < T; t++)
         rfirst[t + 1] += rfirst[t];
-    {
-        size_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
-        if (!pos) {
-            st = nomem(err);
-            goto out;
-        }
-        memcpy(pos, rfirst, T * sizeof *pos);
-        for (size_t k = 0; k < sp->nrefs; k++)
-            if (sp->refs[k].trace < T)
-                rorder[pos[sp->refs[k].trace]++] = (uint32_t)k;
-        lp_free(pos);
+    size_t *pos = lp_malloc((T ? T : 1) * sizeof *pos);
+    if (!pos)
+        return nomem(err);
+    memcpy(pos, rfirst, T * sizeof *pos);
+    for (size_t k = 0; k < sp->nrefs; k++)
+        if (sp->refs[k].trace < T)
+            rorder[pos[sp->refs[k].trace]++] = (uint32_t)k;
+    lp_free(pos);
+    return LP_OK;
+}
+
+/* Spans without a start or a duration placed from their children (children lists
+ * rebuilt if some had to be dropped). */
+static lp_status place_untimed(lp_spans *sp, uint32_t *stack, uint8_t *color, lp_error *err)
+{
+    size_t n = sp->n;
+    lp_status st = LP_OK;
+    int any = 0;
+    for (size_t i = 0; i < n && !any; i++)
+        any = (sp->flags[i] & (LP_SPAN_NO_START | LP_SPAN_NO_DURATION)) && !(sp->flags[i] & LP_SPAN_DROPPED);
+    if (any) {
+        size_t dropped = infer_times(sp, stack, color);
+        if (dropped && (st = build_kids(sp, err)))
+            return st;
+        if (sp->nnotime && sp->diags)
+            lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
+                            "%llu span(s) without a timestamp or duration were placed from their children",
+                            (unsigned long long)sp->nnotime);
     }
-    for (uint32_t t = 0; t < T; t++) {
-        if ((st = resolve_trace(sp, t, &m, dnext, dtail, rorder + rfirst[t], rfirst[t + 1] - rfirst[t], err)))
-            goto out;
-        break_cycles(sp, t, color, stack);
-    }
-    if ((st = build_kids(sp, err)))
-        goto out;
-    {
-        int any = 0;
-        for (size_t i = 0; i < n && !any; i++)
-            any = (sp->flags[i] & (LP_SPAN_NO_START | LP_SPAN_NO_DURATION)) && !(sp->flags[i] & LP_SPAN_DROPPED);
-        if (any) {
-            size_t dropped = infer_times(sp, stack, color);
-            if (dropped && (st = build_kids(sp, err)))
-                goto out;
-            if (sp->nnotime && sp->diags)
-                lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
-                                "%llu span(s) without a timestamp or duration were placed from their children",
-                                (unsigned long long)sp->nnotime);
-        }
-    }
-    /* roots */
+    return st;
+}
+
+/* Each trace's root: a span without a parent reference before an orphan, then the
+ * earliest, the longest, the lowest id; the other parentless spans counted. */
+static void pick_roots(lp_spans *sp)
+{
+    size_t T = sp->ntraces;
     for (uint32_t t = 0; t < T; t++) {
         uint32_t best = LP_SPAN_NONE;
         int bestkind = 0; /* 2: no parent reference, 1: orphan */
@@ -856,6 +771,52 @@ lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
         if (roots > 1)
             sp->nroots_extra += roots - 1;
     }
+}
+
+lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
+{
+    if (sp->finished)
+        return LP_OK;
+    size_t n = sp->n, T = sp->ntraces;
+    lp_status st = LP_OK;
+    uint32_t *stack = NULL, *rorder = NULL, *dnext = NULL, *dtail = NULL;
+    size_t *rfirst = NULL;
+    uint8_t *color = NULL;
+    lp_hmap m;
+    lp_hmap_init(&m, 0, NULL);
+    /* (a finish that failed for memory may be retried: start afresh) */
+    lp_free(sp->order);
+    lp_free(sp->tfirst);
+    lp_free(sp->root);
+    lp_free(sp->parent);
+    lp_free(sp->kfirst);
+    lp_free(sp->kids);
+    sp->kfirst = NULL;
+    sp->kids = NULL;
+    sp->order = lp_malloc((n ? n : 1) * sizeof *sp->order);
+    sp->tfirst = lp_calloc(T + 1, sizeof *sp->tfirst);
+    sp->root = lp_malloc((T ? T : 1) * sizeof *sp->root);
+    sp->parent = lp_malloc((n ? n : 1) * sizeof *sp->parent);
+    stack = lp_malloc((n ? n : 1) * sizeof *stack);
+    color = lp_calloc(n ? n : 1, 1);
+    dnext = lp_malloc((n ? n : 1) * sizeof *dnext);
+    dtail = lp_malloc((n ? n : 1) * sizeof *dtail);
+    if (!sp->order || !sp->tfirst || !sp->root || !sp->parent || !stack || !color || !dnext || !dtail) {
+        st = nomem(err);
+        goto out;
+    }
+    if ((st = group_by_trace(sp, err)) || (st = group_refs(sp, &rfirst, &rorder, err)))
+        goto out;
+    for (uint32_t t = 0; t < T; t++) {
+        if ((st = resolve_trace(sp, t, &m, dnext, dtail, rorder + rfirst[t], rfirst[t + 1] - rfirst[t], err)))
+            goto out;
+        break_cycles(sp, t, color, stack);
+    }
+    if ((st = build_kids(sp, err)))
+        goto out;
+    if ((st = place_untimed(sp, stack, color, err)))
+        goto out;
+    pick_roots(sp);
     if (sp->nmerged && sp->diags)
         lp_diags_report(sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, sp->nfiles == 1 ? sp->files[0] : NULL, 0,
                         "%llu span part(s) with the id of an earlier span were merged into it (Zipkin spans sent in parts)",
@@ -866,7 +827,7 @@ lp_status lp_spans_finish(lp_spans *sp, lp_error *err)
             sp->nkept++;
     sp->finished = 1;
 out:
-    lp_free(m.slot);
+    lp_hmap_release(&m);
     lp_free(rfirst);
     lp_free(rorder);
     lp_free(dnext);

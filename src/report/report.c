@@ -29,6 +29,7 @@ static const lp_report_section *const sections[] = {
     &lp_report_sec_overview,
     &lp_report_sec_timeline,
     &lp_report_sec_breakdown,
+    &lp_report_sec_resources,
     &lp_report_sec_summaries,
     &lp_report_sec_requests,
     &lp_report_sec_spans,

@@ -16,6 +16,7 @@ extern const lp_report_section lp_report_sec_breakdown; /* report_breakdown.c */
 extern const lp_report_section lp_report_sec_summaries; /* report_summaries.c */
 extern const lp_report_section lp_report_sec_requests;  /* report_requests.c */
 extern const lp_report_section lp_report_sec_spans;     /* report_spans.c */
+extern const lp_report_section lp_report_sec_resources; /* report_resources.c (CrystalPerf) */
 
 /* report_assets.c */
 extern const char lp_report_css[];

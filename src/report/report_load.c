@@ -15,6 +15,7 @@
 #include "longpole/base/alloc.h"
 #include "longpole/load/inputs.h"
 #include "longpole/codec/io.h"
+#include "longpole/codec/json.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/import/spanfmt.h"
 #include "longpole/load/load.h"
@@ -40,11 +41,11 @@ static int looks_like_reqlog(const char *s, size_t n)
         i++;
     if (i < e && s[i] == '{') {
         int ev = 0, task = 0;
-        for (size_t k = i; k + 7 <= e; k++) {
-            if (memcmp(s + k, "\"event\"", 7) == 0)
-                ev = 1;
-            if (k + 6 <= e && memcmp(s + k, "\"task\"", 6) == 0)
-                task = 1;
+        lp_json_head h;
+        lp_json_head_init(&h, s + i, e - i);
+        while (lp_json_head_next(&h)) {
+            ev |= lp_json_head_is(&h, "event");
+            task |= lp_json_head_is(&h, "task");
         }
         return ev && task;
     }

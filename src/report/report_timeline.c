@@ -249,25 +249,15 @@ static void encode_cp(const lp_trace *t, const lp_cpath *cp, int64_t t0, rp_buf 
     }
 }
 
-static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
+/* The exact blocks, most telling first (the path, the messages, the activities), each
+ * only while the blocks so far stay within the size budget (--max-mb): the file is
+ * bounded whatever the counts; what is left out is drawn from the bins (the reason in
+ * s->*_why). */
+static lp_status tl_exact(const lp_trace *t, const lp_report_opts *o, const lp_report_graph *g, tl_state *s,
+                          lp_error *err)
 {
-    const lp_trace *t = lp_report_data_of(r)->trace;
-    const lp_report_opts *o = lp_report_opts_of(r);
-    tl_state *s = lp_calloc(1, sizeof *s);
-    *state = s;
-    if (!s)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    const lp_report_graph *g;
-    lp_status st = lp_report_graph_get(r, &g, err);
-    if (st)
-        return st;
-    s->t0 = t->tmin;
-    s->t1 = t->tmax > t->tmin ? t->tmax : t->tmin + 1;
-    uint64_t T = (uint64_t)s->t1 - (uint64_t)s->t0;
+    lp_status st;
     char c1[32], c2[32];
-    /* exact blocks, most telling first (the path, the messages, the activities), each only
-     * while the blocks so far stay within the size budget (--max-mb): the file is bounded
-     * whatever the counts; what is left out is drawn from the bins */
     uint64_t exact_bytes = 0;
     char mb[32];
     snprintf(mb, sizeof mb, "%.0f MB", (double)o->max_bytes / 1048576.0);
@@ -325,7 +315,17 @@ static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
     lp_free(opmap);
     if (s->acts.failed || s->msgs.failed || s->cp.failed)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory encoding the timeline");
-    /* the pyramid */
+    return LP_OK;
+}
+
+/* The pyramid: levels of bins, each 4 times finer, until one would pass the size budget,
+ * the bins reach about 1 ns or the activities, or the exact activities take over (the
+ * reason in s->lv_stop). */
+static lp_status tl_levels(const lp_trace *t, const lp_report_opts *o, const lp_report_graph *g, tl_state *s,
+                           lp_error *err)
+{
+    uint64_t T = (uint64_t)s->t1 - (uint64_t)s->t0;
+    lp_status st = LP_OK;
     cp_rows cr;
     if ((st = cp_rows_build(t, &g->cp, &cr, err))) {
         cp_rows_release(&cr);
@@ -377,10 +377,29 @@ static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
     lp_free(bins);
     lp_tlscratch_release(&scr);
     cp_rows_release(&cr);
+    return st;
+}
+
+static lp_status tl_prepare(lp_report *r, void **state, lp_error *err)
+{
+    const lp_trace *t = lp_report_data_of(r)->trace;
+    const lp_report_opts *o = lp_report_opts_of(r);
+    tl_state *s = lp_calloc(1, sizeof *s);
+    *state = s;
+    if (!s)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    const lp_report_graph *g;
+    lp_status st = lp_report_graph_get(r, &g, err);
+    if (st)
+        return st;
+    s->t0 = t->tmin;
+    s->t1 = t->tmax > t->tmin ? t->tmax : t->tmin + 1;
+    if ((st = tl_exact(t, o, g, s, err)) || (st = tl_levels(t, o, g, s, err)))
+        return st;
     s->ncp_acts = 0;
     for (size_t k = 0; k < g->cp.n; k++)
         s->ncp_acts += g->cp.e[k].kind == LP_CP_ACTIVITY;
-    return st;
+    return LP_OK;
 }
 
 /* ---- writing ---------------------------------------------------------------------- */

@@ -236,34 +236,18 @@ static int grow_add(char **buf, size_t *len, size_t *cap, const char *p, size_t 
     return 0;
 }
 
-static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, size_t nargs, lp_cmdout **res,
-                           lp_error *err)
+/* Start the CLI on argv (av) with standard output and error into the pipes' write ends
+ * and standard input from /dev/null, in its own process group with default signals;
+ * posix_spawn's result. */
+static int spawn_child(const lp_cmdcache *c, char **av, int out_fd, int err_fd, pid_t *pid)
 {
-    *res = NULL;
-    int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    char **av = lp_calloc(nargs + 2, sizeof *av);
-    lp_cmdout *r = lp_calloc(1, sizeof *r);
-    char *out = NULL;
-    size_t olen = 0, ocap = 0;
-    lp_status st = LP_OK;
-    if (!av || !r) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    av[0] = c->name;
-    for (size_t i = 0; i < nargs; i++)
-        av[i + 1] = (char *)args[i];
-    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-        st = lp_error_set(err, LP_ERR_IO, "pipe: %s", strerror(errno));
-        goto done;
-    }
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     sigset_t none, dflt;
     sigemptyset(&none);
     sigemptyset(&dflt);
@@ -275,30 +259,45 @@ static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, si
     posix_spawnattr_setsigdefault(&at, &dflt);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    double t0 = now_s();
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, c->exe, &fa, &at, av, c->envp);
+    int rc = posix_spawn(pid, c->exe, &fa, &at, av, c->envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
-    close(po[1]);
-    close(pe[1]);
-    po[1] = pe[1] = -1;
-    if (rc != 0) {
-        st = lp_error_set(err, LP_ERR_IO, "cannot run %s: %s", c->exe, strerror(rc));
-        goto done;
+    return rc;
+}
+
+/* A child's output: all of standard output (up to max_output), the end of standard
+ * error. */
+typedef struct childout {
+    char *out;
+    size_t olen, ocap;
+    char tail[sizeof(((lp_cmdout *)0)->err)];
+    size_t tlen;
+} childout;
+
+/* Keep the end of standard error. */
+static void keep_tail(childout *o, const char *buf, size_t g)
+{
+    if (g >= sizeof o->tail - 1) {
+        memcpy(o->tail, buf + g - (sizeof o->tail - 1), sizeof o->tail - 1);
+        o->tlen = sizeof o->tail - 1;
+        return;
     }
-    pthread_mutex_lock(&c->mu);
-    e->pid = pid;
-    if (c->down)
-        kill(-pid, SIGKILL);
-    pthread_mutex_unlock(&c->mu);
-    /* read both pipes until they close, or until the deadline */
-    char tail[sizeof r->err];
-    size_t tlen = 0;
+    if (o->tlen + g > sizeof o->tail - 1) {
+        size_t drop = o->tlen + g - (sizeof o->tail - 1);
+        memmove(o->tail, o->tail + drop, o->tlen - drop);
+        o->tlen -= drop;
+    }
+    memcpy(o->tail + o->tlen, buf, g);
+    o->tlen += g;
+}
+
+/* Read both pipes until they close, or until the deadline (r->timed_out) or the output
+ * limit (r->too_big). */
+static void collect(const lp_cmdcache *c, int out_fd, int err_fd, double deadline, childout *o, lp_cmdout *r)
+{
     char buf[65536];
-    struct pollfd pf[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    struct pollfd pf[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
     int open_fds = 2;
-    double deadline = t0 + c->o.timeout_s;
     while (open_fds) {
         double left = deadline - now_s();
         if (left <= 0) {
@@ -319,32 +318,21 @@ static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, si
                 open_fds--;
                 continue;
             }
-            if (k == 0) {
-                if (olen + (size_t)got > c->o.max_output || grow_add(&out, &olen, &ocap, buf, (size_t)got)) {
-                    r->too_big = 1;
-                    open_fds = 0;
-                    break;
-                }
-            } else { /* keep the end of stderr */
-                size_t g = (size_t)got;
-                if (g >= sizeof tail - 1) {
-                    memcpy(tail, buf + g - (sizeof tail - 1), sizeof tail - 1);
-                    tlen = sizeof tail - 1;
-                } else {
-                    if (tlen + g > sizeof tail - 1) {
-                        size_t drop = tlen + g - (sizeof tail - 1);
-                        memmove(tail, tail + drop, tlen - drop);
-                        tlen -= drop;
-                    }
-                    memcpy(tail + tlen, buf, g);
-                    tlen += g;
-                }
+            if (k == 1) {
+                keep_tail(o, buf, (size_t)got);
+            } else if (o->olen + (size_t)got > c->o.max_output || grow_add(&o->out, &o->olen, &o->ocap, buf, (size_t)got)) {
+                r->too_big = 1;
+                open_fds = 0;
+                break;
             }
         }
     }
-    if (r->timed_out || r->too_big)
-        kill(-pid, SIGKILL);
-    /* wait for the exit without reaping, unpublish the pid, then reap */
+}
+
+/* Wait for the child's exit without reaping, unpublish its pid (so no kill reaches a
+ * reused pid), then reap; the exit status (128 + signal when killed). */
+static int reap_child(lp_cmdcache *c, entry *e, pid_t pid)
+{
     siginfo_t si;
     memset(&si, 0, sizeof si);
     while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR)
@@ -355,12 +343,54 @@ static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, si
     int ws = 0;
     while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
         ;
-    r->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 255;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 255;
+}
+
+static lp_status run_child(lp_cmdcache *c, entry *e, const char *const *args, size_t nargs, lp_cmdout **res,
+                           lp_error *err)
+{
+    *res = NULL;
+    int po[2] = {-1, -1}, pe[2] = {-1, -1};
+    char **av = lp_calloc(nargs + 2, sizeof *av);
+    lp_cmdout *r = lp_calloc(1, sizeof *r);
+    childout o;
+    memset(&o, 0, sizeof o);
+    lp_status st = LP_OK;
+    if (!av || !r) {
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    av[0] = c->name;
+    for (size_t i = 0; i < nargs; i++)
+        av[i + 1] = (char *)args[i];
+    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+        st = lp_error_set(err, LP_ERR_IO, "pipe: %s", strerror(errno));
+        goto done;
+    }
+    double t0 = now_s();
+    pid_t pid = -1;
+    int rc = spawn_child(c, av, po[1], pe[1], &pid);
+    close(po[1]);
+    close(pe[1]);
+    po[1] = pe[1] = -1;
+    if (rc != 0) {
+        st = lp_error_set(err, LP_ERR_IO, "cannot run %s: %s", c->exe, strerror(rc));
+        goto done;
+    }
+    pthread_mutex_lock(&c->mu);
+    e->pid = pid;
+    if (c->down)
+        kill(-pid, SIGKILL);
+    pthread_mutex_unlock(&c->mu);
+    collect(c, po[0], pe[0], t0 + c->o.timeout_s, &o, r);
+    if (r->timed_out || r->too_big)
+        kill(-pid, SIGKILL);
+    r->status = reap_child(c, e, pid);
     r->seconds = now_s() - t0;
-    memcpy(r->err, tail, tlen);
-    r->err[tlen] = '\0';
-    r->out = lp_server_buf_take(out, olen);
-    out = NULL;
+    memcpy(r->err, o.tail, o.tlen);
+    r->err[o.tlen] = '\0';
+    r->out = lp_server_buf_take(o.out, o.olen);
+    o.out = NULL;
     if (!r->out) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto done;
@@ -375,7 +405,7 @@ done:
         if (pe[k] >= 0)
             close(pe[k]);
     }
-    lp_free(out);
+    lp_free(o.out);
     lp_free(r);
     lp_free(av);
     return st;

@@ -14,6 +14,10 @@
  *  - windows close strictly in order; `frontier` is te of the last closed one;
  *  - names only grow, so ids agree across windows; cur_names, when set, is a snapshot
  *    of the current names (workers, types, operators, parallelism).
+ * Pending halves are kept in order of arrival (walks over them: matching a send to any
+ * receiver, in-flight messages, expiry reports, go in that order) and found by
+ * (sender, receiver, id) through the library's hash table (base/hashmap.h); a removed
+ * half leaves a hole until the array is compacted on a later insertion.
  * Cost per record: a few hash lookups and O(1) bookkeeping; per closed window: O(held
  * records + workers + pending halves).
  */
@@ -277,33 +281,11 @@ static int op_pair(lp_stream *s, uint32_t op, uint32_t w)
     if (op == LP_NONE32 || s->wk[w].last_op == op)
         return 0;
     s->wk[w].last_op = op;
-    uint64_t key = ((uint64_t)op + 1) << 32 | w;
-    if (2 * (s->noppairs + 1) > s->capoppairs) {
-        size_t cap = s->capoppairs ? 2 * s->capoppairs : 256;
-        uint64_t *nt = lp_calloc(cap, sizeof *nt);
-        if (!nt)
-            return -1;
-        for (size_t i = 0; i < s->capoppairs; i++) {
-            uint64_t k = s->oppairs[i];
-            if (!k)
-                continue;
-            size_t j = (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
-            while (nt[j])
-                j = (j + 1) & (cap - 1);
-            nt[j] = k;
-        }
-        lp_free(s->oppairs);
-        s->oppairs = nt;
-        s->capoppairs = cap;
-    }
-    size_t j = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (s->capoppairs - 1);
-    while (s->oppairs[j]) {
-        if (s->oppairs[j] == key)
-            return 0;
-        j = (j + 1) & (s->capoppairs - 1);
-    }
-    s->oppairs[j] = key;
-    s->noppairs++;
+    int added;
+    if (lp_hmap_get_or_put(&s->oppairs, ((uint64_t)op + 1) << 32 | w, 0, &added) == LP_HMAP_EMPTY)
+        return -1;
+    if (!added)
+        return 0;
     s->opar[op]++;
     names_dirty(s);
     return 0;
@@ -482,13 +464,9 @@ static inline uint32_t rec_w2(const srec *r) { return r->kind == SREC_MSG ? r->p
 
 /* ---- pending halves --------------------------------------------------------------------- */
 
-static inline size_t pend_hash(uint32_t src, uint32_t dst, uint64_t id, size_t cap)
+static inline uint32_t pend_hash(uint32_t src, uint32_t dst, uint64_t id)
 {
-    uint64_t x = id * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)src << 32 | dst);
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ULL;
-    x ^= x >> 29;
-    return (size_t)x & (cap - 1);
+    return (uint32_t)lp_hash_mix(id, (uint64_t)src << 32 | dst);
 }
 
 static void pend_count(lp_stream *s)
@@ -501,73 +479,87 @@ static void pend_count(lp_stream *s)
         s->st.max_pending = s->st.pending;
 }
 
-static int pend_rehash(lp_stream *s, size_t cap)
+/* Close the holes of the pending array (keeping the order of arrival) and index it
+ * anew. Never during a walk over the array. */
+static void pend_compact(lp_stream *s)
 {
-    pend *nt = lp_calloc(cap, sizeof *nt);
-    if (!nt)
-        return -1;
-    for (size_t i = 0; i < s->cappend; i++) {
-        pend *p = &s->pend[i];
+    size_t out = 0;
+    lp_hmap32_clear(&s->pendmap);
+    for (size_t j = 0; j < s->endpend; j++) {
+        const pend *p = &s->pend[j];
         if (!p->kind)
             continue;
-        size_t j = pend_hash(p->src, p->dst, p->id, cap);
-        while (nt[j].kind)
-            j = (j + 1) & (cap - 1);
-        nt[j] = *p;
+        s->pend[out] = *p; /* (the table had more entries: adding cannot fail) */
+        lp_hmap32_add(&s->pendmap, pend_hash(p->src, p->dst, p->id), (uint32_t)out++, NULL);
     }
-    lp_free(s->pend);
-    s->pend = nt;
-    s->cappend = cap;
-    return 0;
+    s->endpend = out;
 }
 
 static lp_status pend_add(lp_stream *s, uint8_t kind, uint32_t src, uint32_t dst, uint64_t id, int64_t t,
                           uint32_t seq, lp_error *err)
 {
-    if (2 * (s->npend + 1) > s->cappend && pend_rehash(s, s->cappend ? 2 * s->cappend : 256))
+    if (s->endpend == s->cappend) {
+        if (2 * s->npend <= s->endpend && s->endpend) { /* half holes: close them rather than grow */
+            pend_compact(s);
+        } else {
+            void *q = s->pend;
+            if (lp_grow(&q, &s->cappend, s->endpend + 1, sizeof(pend)))
+                return nomem(err);
+            s->pend = q;
+        }
+    }
+    if (lp_hmap32_add(&s->pendmap, pend_hash(src, dst, id), (uint32_t)s->endpend, NULL))
         return nomem(err);
-    size_t j = pend_hash(src, dst, id, s->cappend);
-    while (s->pend[j].kind)
-        j = (j + 1) & (s->cappend - 1);
-    s->pend[j] = (pend){id, t, src, dst, seq, kind};
+    s->pend[s->endpend++] = (pend){id, t, src, dst, seq, kind};
     s->npend++;
     if (kind != PEND_DONE)
         s->npending_live++;
     return LP_OK;
 }
 
-/* Find an entry of one of the kinds in `kinds` (bit 1 << kind) with this key. */
-static pend *pend_find(lp_stream *s, unsigned kinds, uint32_t src, uint32_t dst, uint64_t id)
+/* A pending half being looked up: its key and the kinds wanted (bit 1 << kind). */
+typedef struct pkey {
+    const pend *pend;
+    uint32_t src, dst;
+    uint64_t id;
+    unsigned kinds;
+} pkey;
+
+static inline int pend_matches(const void *ctx, uint64_t i)
 {
-    if (!s->npend)
-        return NULL;
-    for (size_t j = pend_hash(src, dst, id, s->cappend); s->pend[j].kind; j = (j + 1) & (s->cappend - 1)) {
-        pend *p = &s->pend[j];
-        if (p->src == src && p->dst == dst && p->id == id && (kinds >> p->kind & 1))
-            return p;
-    }
-    return NULL;
+    const pkey *k = ctx;
+    const pend *p = &k->pend[i];
+    return p->src == k->src && p->dst == k->dst && p->id == k->id && (k->kinds >> p->kind & 1);
 }
 
-/* Remove slot i (linear probing, backward shift). */
-static void pend_del(lp_stream *s, pend *p)
+/* Find an entry of one of the kinds in `kinds` (bit 1 << kind) with this key; with
+ * *slot its slot in the table, for pend_del until the table next changes. */
+static pend *pend_find(lp_stream *s, unsigned kinds, uint32_t src, uint32_t dst, uint64_t id, size_t *slot)
 {
-    size_t mask = s->cappend - 1, i = (size_t)(p - s->pend), j = i;
-    if (s->pend[i].kind != PEND_DONE)
-        s->npending_live--;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!s->pend[j].kind)
-            break;
-        size_t h = pend_hash(s->pend[j].src, s->pend[j].dst, s->pend[j].id, s->cappend);
-        int stay = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-        if (!stay) {
-            s->pend[i] = s->pend[j];
-            i = j;
-        }
+    pkey k = {s->pend, src, dst, id, kinds};
+    uint32_t i = lp_hmap32_find(&s->pendmap, pend_hash(src, dst, id), pend_matches, &k, slot);
+    return i == LP_HMAP32_EMPTY ? NULL : &s->pend[i];
+}
+
+static inline int is_index(const void *ctx, uint64_t i) { return i == *(const uint64_t *)ctx; }
+
+/* Remove entry p, whose table slot is *slot (from pend_find), or found here if slot is
+ * NULL. It leaves a hole: walks over the array may go on. */
+static void pend_del(lp_stream *s, pend *p, const size_t *slot)
+{
+    if (slot) {
+        lp_hmap32_del_at(&s->pendmap, *slot);
+    } else {
+        uint64_t i = (uint64_t)(p - s->pend);
+        size_t at;
+        if (lp_hmap32_find(&s->pendmap, pend_hash(p->src, p->dst, p->id), is_index, &i, &at) != LP_HMAP32_EMPTY)
+            lp_hmap32_del_at(&s->pendmap, at);
     }
-    s->pend[i].kind = 0;
-    s->npend--;
+    if (p->kind != PEND_DONE)
+        s->npending_live--;
+    p->kind = 0;
+    if (--s->npend == 0)
+        s->endpend = 0; /* all holes: the table is empty too */
 }
 
 /* ---- records ----------------------------------------------------------------------------- */
@@ -689,7 +681,7 @@ lp_status lp_stream_send(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w,
     own_record(s, conn, w, t);
     extent(s, t, t);
     check_late(s, t, t);
-    if (pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, w, dst, id)) {
+    if (pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, w, dst, id, NULL)) {
         s->st.dup_sends++;
         char idb[32];
         REPORT(s, LP_SEV_ERROR, LP_RULE_DUP_SEND, conn, line,
@@ -702,29 +694,28 @@ lp_status lp_stream_send(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w,
     int matched = 0;
     if (dst != LP_NONE32) {
         pend *p;
-        while ((p = pend_find(s, 1u << PEND_RECV, w, dst, id))) {
+        size_t slot;
+        while ((p = pend_find(s, 1u << PEND_RECV, w, dst, id, &slot))) {
             int64_t r = p->t;
             uint32_t seq = p->seq;
-            pend_del(s, p);
+            pend_del(s, p, &slot);
             if ((st = add_msg(s, w, t, dst, r, seq, SREC_HALVES, err)))
                 return st;
             s->st.matched++;
             matched = 1;
         }
-    } else if (s->npending_live) { /* a send to any receiver: look at every waiting receive */
-        for (size_t j = 0; j < s->cappend;) {
+    } else if (s->npending_live) { /* a send to any receiver: every waiting receive, in order of arrival */
+        for (size_t j = 0; j < s->endpend; j++) {
             pend *p = &s->pend[j];
             if (p->kind == PEND_RECV && p->src == w && p->id == id) {
                 uint32_t d = p->dst, seq = p->seq;
                 int64_t r = p->t;
-                pend_del(s, p);
+                pend_del(s, p, NULL);
                 if ((st = add_msg(s, w, t, d, r, seq, SREC_HALVES, err)))
                     return st;
                 s->st.matched++;
                 matched = 1;
-                continue; /* slot j now holds another entry */
             }
-            j++;
         }
     }
     /* a send to any receiver stays for more receives; a keyed one is done when matched */
@@ -748,13 +739,14 @@ lp_status lp_stream_recv(lp_stream *s, uint32_t conn, uint64_t line, uint32_t w,
     own_record(s, conn, w, t);
     extent(s, t, t);
     check_late(s, t, t);
-    pend *p = pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, src, w, id);
+    size_t slot;
+    pend *p = pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, src, w, id, &slot);
     if (!p)
-        p = pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, src, LP_NONE32, id);
+        p = pend_find(s, 1u << PEND_SEND | 1u << PEND_DONE, src, LP_NONE32, id, &slot);
     if (p) {
         int64_t send = p->t;
         if (p->dst != LP_NONE32) { /* keyed: one receive */
-            pend_del(s, p);
+            pend_del(s, p, &slot);
         } else if (p->kind == PEND_SEND) {
             p->kind = PEND_DONE;
             s->npending_live--;
@@ -918,7 +910,7 @@ static int64_t need_after(lp_stream *s, int64_t te)
         EV(r->w, r->a);
         EV(rec_w2(r), r->b);
     }
-    for (size_t j = 0; j < s->cappend; j++) {
+    for (size_t j = 0; j < s->endpend; j++) {
         const pend *p = &s->pend[j];
         if (p->kind == PEND_SEND || p->kind == PEND_DONE)
             EV(p->src, p->t);
@@ -1020,7 +1012,7 @@ static lp_status select_window(lp_stream *s, sslot *sl, int64_t ts, int64_t te, 
         /* sends still waiting for their receive: in flight past te; receives whose send
          * has not come (only after te: the events there); open activities: past te */
         int64_t x = add_sat(s->tmax > te ? s->tmax : te, 1);
-        for (size_t j = 0; j < s->cappend; j++) {
+        for (size_t j = 0; j < s->endpend; j++) { /* in order of arrival */
             const pend *p = &s->pend[j];
             srec r = {0, 0, p->src, p->dst, UINT32_MAX, 0, SREC_MSG, SREC_FAKE | SREC_HALVES};
             if (p->kind == PEND_SEND && p->dst != LP_NONE32 && p->t <= x) {
@@ -1073,13 +1065,11 @@ static void compact(lp_stream *s, int64_t ts)
 static void expire(lp_stream *s, int64_t ts, int all)
 {
     int64_t lim = add_sat(ts, -s->o.flight_limit), done_lim = add_sat(ts, -s->o.size);
-    for (size_t j = 0; j < s->cappend;) {
+    for (size_t j = 0; j < s->endpend; j++) { /* in order of arrival */
         pend *p = &s->pend[j];
         int drop = 0;
-        if (!p->kind) {
-            j++;
+        if (!p->kind)
             continue;
-        }
         if (p->kind == PEND_DONE) {
             drop = all || p->t < done_lim;
         } else if (all || p->t < lim) {
@@ -1103,9 +1093,7 @@ static void expire(lp_stream *s, int64_t ts, int all)
             }
         }
         if (drop)
-            pend_del(s, p); /* slot j now holds the next entry of its cluster, if any */
-        else
-            j++;
+            pend_del(s, p, NULL);
     }
 }
 
@@ -1127,7 +1115,7 @@ static int skip_empty(lp_stream *s)
         NX(s->store[i].a);
         NX(s->store[i].b);
     }
-    for (size_t j = 0; j < s->cappend; j++)
+    for (size_t j = 0; j < s->endpend; j++)
         if (s->pend[j].kind == PEND_SEND || s->pend[j].kind == PEND_RECV)
             NX(s->pend[j].t);
     for (uint32_t w = 0; w < s->nworkers; w++)
@@ -1270,11 +1258,9 @@ lp_status lp_stream_feed(lp_stream *s, uint32_t conn, const void *buf, size_t n,
 {
     if (conn >= s->nconns || !s->conns[conn].open)
         return lp_error_set(err, LP_ERR_ARG, "feeding a connection that is not open");
-    if (s->failed) {
-        if (err)
-            *err = s->fail_err;
-        return s->fail_st;
-    }
+    lp_status failed = lp_spool_status(s, err);
+    if (failed)
+        return failed;
     s->conns[conn].bytes += n;
     s->st.bytes += n;
     lp_status st = s->conns[conn].fmt == LP_STREAM_SNAILTRAIL ? lp_stream_feed_st(s, conn, buf, n, err)
@@ -1428,7 +1414,7 @@ void lp_stream_free(lp_stream *s)
     lp_free(s->tstr);
     lp_free(s->ostr);
     lp_free(s->opar);
-    lp_free(s->oppairs);
+    lp_hmap_release(&s->oppairs);
     for (uint32_t i = 0; i < s->nworkers; i++)
         lp_free(s->wk[i].stk);
     lp_free(s->wk);
@@ -1444,6 +1430,7 @@ void lp_stream_free(lp_stream *s)
     lp_free(s->store);
     lp_free(s->mark);
     lp_free(s->pend);
+    lp_hmap32_release(&s->pendmap);
     lp_free(s->predt);
     lp_free(s->succt);
     lp_free(s->predi);

@@ -6,8 +6,9 @@
 
 #include "longpole/stream/stream.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
+#include "base/pool.h"
 
-#include <pthread.h>
 #include <string.h>
 
 /* A record held for the open windows: an activity or a whole message. */
@@ -40,10 +41,8 @@ typedef struct snames {
     uint32_t *oppar;         /* [nops] workers seen running the operator so far */
 } snames;
 
-/* One window on its way through the pool. */
-enum { SLOT_FREE = 0, SLOT_QUEUED, SLOT_RUNNING, SLOT_DONE };
+/* One window on its way through the pool (a slot of its queue). */
 typedef struct sslot {
-    int state;               /* SLOT_* (guarded by the pool mutex) */
     uint64_t index;          /* window number */
     int64_t ts, te;
     srec *recs;              /* the window's records (buffer reused) */
@@ -52,8 +51,6 @@ typedef struct sslot {
     lp_stream_winfo wi;      /* filled at closing and after analysis */
     double t_close;          /* monotonic time at closing */
     /* results (owned until delivery) */
-    lp_status st;
-    lp_error err;
     lp_trace *t;
     lp_snapsrc *src;
     lp_sumkeys *keys;
@@ -91,8 +88,6 @@ typedef struct spool_ws {
     int64_t *stime, *rtime;
     size_t capsoff, caproff, capstime, caprtime;
 } spool_ws;
-
-struct spool_th;
 
 /* A connection's reading state. */
 typedef struct sconn {
@@ -144,7 +139,7 @@ typedef struct pend {
     int64_t t;               /* send time (SEND, DONE) or receive time (RECV) */
     uint32_t src, dst;       /* dst LP_NONE32: a send to any receiver (SnailTrail) */
     uint32_t seq;            /* RECV: its arrival number */
-    uint8_t kind;            /* 0 = empty slot */
+    uint8_t kind;            /* 0 = removed (a hole until the array is compacted) */
 } pend;
 
 #define LATE_RING 4096       /* closed windows whose late records are counted one by one */
@@ -166,8 +161,7 @@ struct lp_stream {
     lp_str *ostr;              /* [nops] operator names */
     uint32_t *opar;            /* [nops] parallelism so far */
     uint32_t nops, capops;
-    uint64_t *oppairs;         /* open addressing set of (op+1) << 32 | worker */
-    size_t noppairs, capoppairs;
+    lp_hmap oppairs;           /* the set of (op+1) << 32 | worker seen */
     snames *cur_names;         /* current snapshot (NULL: to be made) */
     struct { const char *p; uint32_t n, id; } cache[3][1024]; /* worker, type, op name caches: 512
                                 * sets of two, the most recent first */
@@ -192,8 +186,10 @@ struct lp_stream {
     srec *store;
     size_t nstore, capstore;
     uint8_t *mark;             /* [capstore] selection scratch */
-    pend *pend;                /* open addressing, capacity a power of two */
-    size_t npend, cappend, npending_live; /* live = SEND + RECV */
+    pend *pend;                /* pending halves in order of arrival, with holes */
+    size_t endpend, cappend;   /* slots used (entries and holes), allocated */
+    size_t npend, npending_live; /* entries; of them live = SEND + RECV */
+    lp_hmap32 pendmap;         /* hash of (src, dst, id) -> index in pend (hashed keys) */
     /* per-worker scratch for selection */
     int64_t *predt, *succt, *npredt;
     size_t *predi, *npredi;    /* last event before ts (pred) and before the next window (npred) */
@@ -222,26 +218,22 @@ struct lp_stream {
     size_t nlate_dirty;
 
     /* the pool (stream_pool.c) */
-    unsigned nthreads;
-    sslot *slots;
+    unsigned nthreads;         /* as asked (1: each window analysed at its closing) */
+    lp_pool *pool;             /* nthreads workers (none for one) */
+    lp_poolq *q;               /* the windows in flight, delivered in order */
+    sslot *slots;              /* [nslots]: the queue's slots */
     size_t nslots;
-    uint64_t head, tail;       /* slots [head, tail) in use, in window order */
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    int stop, failed;
-    lp_status fail_st;
-    lp_error fail_err;
-    pthread_t *th;
-    unsigned nstarted;
-    spool_ws *pws;             /* [nthreads] */
-    struct spool_th *pth;      /* [nthreads] */
+    spool_ws *pws;             /* [npws]: a workspace per pool thread */
+    unsigned npws;
     /* the last delivered window's trace, kept for labels */
     lp_trace *last_t;
     lp_snapsrc *last_src;
     lp_sumkeys *last_keys;
 };
 
-/* The name caches: a direct-mapped slot per hash of the name's bytes. */
+/* The name caches: a direct-mapped slot per hash of the name's bytes (caches in front
+ * of the string table and the id arrays s2w/s2t/s2o, not tables: a hit is a load and a
+ * compare of a few bytes, cheaper than the library's hash map on this per-record path). */
 static inline uint32_t lp_stream_name_hash(const char *p, size_t n)
 {
     uint64_t a = 0, z = 0;
@@ -295,6 +287,8 @@ lp_status lp_spool_reserve(lp_stream *s, sslot **out, lp_error *err);
 /* Queue the slot filled last (analysed at once with one thread). */
 lp_status lp_spool_submit(lp_stream *s, sslot *sl, lp_error *err);
 lp_status lp_spool_deliver(lp_stream *s, int wait_all, lp_error *err);
+/* LP_OK, or the failure that stopped the pool (copied to err). */
+lp_status lp_spool_status(lp_stream *s, lp_error *err);
 
 /* stream_text.c, stream_st.c */
 lp_status lp_stream_feed_lpt(lp_stream *s, uint32_t conn, const char *buf, size_t n, lp_error *err);

@@ -159,6 +159,171 @@ static lp_status serve_stdin(lp_stream *s, const lp_serve_opts *o, unsigned char
     return LP_OK; /* the end of all input: lp_stream_finish closes it */
 }
 
+/* The serving loop's state. */
+typedef struct srv {
+    lp_stream *s;
+    const lp_serve_opts *o;
+    unsigned char *buf;      /* READ_CHUNK bytes */
+    int lfd;                 /* listening socket, -1 once closed */
+    nconn *cs;               /* open connections */
+    size_t ncs, capcs;
+    struct pollfd *pf;       /* [0]: the listener, then one per connection */
+    size_t cappf;
+    uint8_t *ahead;          /* per connection: wait (flow control) */
+    uint32_t *ids;           /* the connections' stream ids */
+    size_t capahead;
+    uint64_t accepted;
+} srv;
+
+/* Standard input as the first connection. */
+static lp_status srv_stdin(srv *x, lp_error *err)
+{
+    uint32_t id;
+    lp_status st = lp_stream_open(x->s, "-", x->o->format, &id, err);
+    if (st)
+        return st;
+    void *q = x->cs;
+    if (lp_grow(&q, &x->capcs, 1, sizeof(nconn)))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    x->cs = q;
+    x->cs[0] = (nconn){0, id, 0, "-"};
+    x->ncs = 1;
+    set_nonblock(0);
+    return LP_OK;
+}
+
+/* The poll set: the listener, and every connection not held back by flow control
+ * (connections far ahead of the others wait, lp_stream_flow); *npaused of them are. */
+static lp_status srv_pollset(srv *x, size_t *npaused, lp_error *err)
+{
+    size_t np = x->ncs + 1;
+    if (np > x->cappf) {
+        void *q = x->pf;
+        if (lp_grow(&q, &x->cappf, np, sizeof *x->pf))
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        x->pf = q;
+    }
+    if (x->ncs > x->capahead) {
+        void *q = x->ahead, *q2 = x->ids;
+        size_t c1 = x->capahead, c2 = x->capahead;
+        if (lp_grow(&q, &c1, x->ncs, 1) || (x->ahead = q, lp_grow(&q2, &c2, x->ncs, sizeof *x->ids)))
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        x->ids = q2;
+        x->capahead = c1 < c2 ? c1 : c2;
+    }
+    for (size_t i = 0; i < x->ncs; i++)
+        x->ids[i] = x->cs[i].id;
+    *npaused = lp_stream_flow(x->s, x->ids, x->ncs, x->ahead);
+    x->pf[0] = (struct pollfd){x->lfd, POLLIN, 0};
+    for (size_t i = 0; i < x->ncs; i++)
+        x->pf[i + 1] = (struct pollfd){x->cs[i].fd, (short)(*npaused && x->ahead[i] ? 0 : POLLIN), 0};
+    return LP_OK;
+}
+
+/* Connection i is readable: a few reads (one when some connections are paused), then
+ * let others in; at its end (orderly or reset) it is closed in the stream and its fd
+ * set to -1. */
+static lp_status srv_read(srv *x, size_t i, size_t npaused, lp_error *err)
+{
+    nconn *c = &x->cs[i];
+    lp_status st = LP_OK;
+    int closed = 0, abrupt = 0;
+    int maxrounds = npaused ? 1 : 4;
+    for (int rounds = 0; rounds < maxrounds; rounds++) {
+        ssize_t got = read(c->fd, x->buf, READ_CHUNK);
+        if (got > 0) {
+            c->bytes += (uint64_t)got;
+            if ((st = lp_stream_feed(x->s, c->id, x->buf, (size_t)got, err)))
+                return st;
+            if ((size_t)got < READ_CHUNK)
+                break;
+            continue;
+        }
+        if (got == 0) {
+            closed = 1;
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            closed = abrupt = 1;
+        }
+        break;
+    }
+    if (!closed)
+        return LP_OK;
+    if ((st = lp_stream_close(x->s, c->id, abrupt, err)))
+        return st;
+    if (x->o->on_conn)
+        x->o->on_conn(x->o->ctx, c->name, 0, c->bytes);
+    if (c->fd != 0)
+        close(c->fd);
+    c->fd = -1;
+    return LP_OK;
+}
+
+/* New connections, until none is waiting (the listener closes after max_conns). */
+static lp_status srv_accept(srv *x, lp_error *err)
+{
+    const lp_serve_opts *o = x->o;
+    for (;;) {
+        int fd = accept(x->lfd, NULL, NULL);
+        if (fd < 0)
+            return LP_OK;
+        if (set_nonblock(fd) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+            close(fd);
+            continue;
+        }
+        void *q = x->cs;
+        if (lp_grow(&q, &x->capcs, x->ncs + 1, sizeof(nconn))) {
+            close(fd);
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        }
+        x->cs = q;
+        nconn *c = &x->cs[x->ncs];
+        c->fd = fd;
+        c->bytes = 0;
+        peer_name(fd, c->name, sizeof c->name);
+        lp_status st = lp_stream_open(x->s, c->name, o->format, &c->id, err);
+        if (st) {
+            close(fd);
+            return st;
+        }
+        x->ncs++;
+        x->accepted++;
+        if (o->on_conn)
+            o->on_conn(o->ctx, c->name, 1, 0);
+        if (o->max_conns && x->accepted >= o->max_conns) {
+            close(x->lfd);
+            x->lfd = -1;
+            return LP_OK;
+        }
+    }
+}
+
+/* One round: poll (200 ms at most), then data first, closed connections removed, new
+ * ones accepted, and the stream polled. */
+static lp_status srv_round(srv *x, lp_error *err)
+{
+    size_t npaused = 0;
+    lp_status st = srv_pollset(x, &npaused, err);
+    if (st)
+        return st;
+    int rc = poll(x->pf, (nfds_t)(x->ncs + 1), 200);
+    if (rc < 0)
+        return errno == EINTR ? LP_OK : lp_error_set(err, LP_ERR_IO, "poll: %s", strerror(errno));
+    if (rc == 0)
+        return lp_stream_poll(x->s, err);
+    for (size_t i = 0; i < x->ncs; i++)
+        if (x->pf[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
+            if ((st = srv_read(x, i, npaused, err)))
+                return st;
+    size_t out = 0;
+    for (size_t i = 0; i < x->ncs; i++)
+        if (x->cs[i].fd >= 0)
+            x->cs[out++] = x->cs[i];
+    x->ncs = out;
+    if (x->lfd >= 0 && (x->pf[0].revents & POLLIN) && (st = srv_accept(x, err)))
+        return st;
+    return lp_stream_poll(x->s, err);
+}
+
 lp_status lp_stream_serve(lp_stream *s, const lp_serve_opts *o, lp_error *err)
 {
     unsigned char *buf = lp_malloc(READ_CHUNK);
@@ -170,176 +335,30 @@ lp_status lp_stream_serve(lp_stream *s, const lp_serve_opts *o, lp_error *err)
         lp_free(buf);
         return st;
     }
-    int lfd = -1;
+    srv x;
+    memset(&x, 0, sizeof x);
+    x.s = s, x.o = o, x.buf = buf, x.lfd = -1;
     char host[300];
     unsigned port = 0;
-    if ((st = open_listener(o->listen, &lfd, host, sizeof host, &port, err))) {
+    if ((st = open_listener(o->listen, &x.lfd, host, sizeof host, &port, err))) {
         lp_free(buf);
         return st;
     }
     if (o->on_listen)
         o->on_listen(o->ctx, host, port);
-    nconn *cs = NULL;
-    size_t ncs = 0, capcs = 0;
-    struct pollfd *pf = NULL;
-    size_t cappf = 0;
-    uint8_t *ahead = NULL;   /* per connection: wait (flow control) */
-    uint32_t *ids = NULL;    /* the connections' stream ids */
-    size_t capahead = 0;
-    uint64_t accepted = 0;
-    int stdin_open = 0;
-    if (o->read_stdin) {
-        uint32_t id;
-        if ((st = lp_stream_open(s, "-", o->format, &id, err)))
-            goto out;
-        void *q = cs;
-        if (lp_grow(&q, &capcs, 1, sizeof(nconn))) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            goto out;
-        }
-        cs = q;
-        cs[0] = (nconn){0, id, 0, "-"};
-        ncs = 1;
-        stdin_open = 1;
-        set_nonblock(0);
-    }
-    (void)stdin_open;
-    for (;;) {
-        if (o->stop && *o->stop)
-            break;
-        if (lfd < 0 && ncs == 0)
-            break;
-        size_t np = ncs + 1;
-        if (np > cappf) {
-            void *q = pf;
-            if (lp_grow(&q, &cappf, np, sizeof *pf)) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                break;
-            }
-            pf = q;
-        }
-        /* flow control: connections far ahead of the others wait (lp_stream_flow) */
-        if (ncs > capahead) {
-            void *q = ahead, *q2 = ids;
-            size_t c1 = capahead, c2 = capahead;
-            if (lp_grow(&q, &c1, ncs, 1) || (ahead = q, lp_grow(&q2, &c2, ncs, sizeof *ids))) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                break;
-            }
-            ids = q2;
-            capahead = c1 < c2 ? c1 : c2;
-        }
-        for (size_t i = 0; i < ncs; i++)
-            ids[i] = cs[i].id;
-        size_t npaused = lp_stream_flow(s, ids, ncs, ahead);
-        pf[0] = (struct pollfd){lfd, POLLIN, 0};
-        for (size_t i = 0; i < ncs; i++)
-            pf[i + 1] = (struct pollfd){cs[i].fd, (short)(npaused && ahead[i] ? 0 : POLLIN), 0};
-        int rc = poll(pf, (nfds_t)np, 200);
-        if (rc < 0) {
-            if (errno == EINTR)
-                continue;
-            st = lp_error_set(err, LP_ERR_IO, "poll: %s", strerror(errno));
-            break;
-        }
-        if (rc == 0) {
-            if ((st = lp_stream_poll(s, err)))
-                break;
-            continue;
-        }
-        /* data first, then new connections, then closed ones (removed from the back) */
-        for (size_t i = 0; i < ncs && !st; i++) {
-            short re = pf[i + 1].revents;
-            if (!(re & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            int closed = 0, abrupt = 0;
-            int maxrounds = npaused ? 1 : 4; /* a few reads, then let others in */
-            for (int rounds = 0; rounds < maxrounds; rounds++) {
-                ssize_t got = read(cs[i].fd, buf, READ_CHUNK);
-                if (got > 0) {
-                    cs[i].bytes += (uint64_t)got;
-                    if ((st = lp_stream_feed(s, cs[i].id, buf, (size_t)got, err)))
-                        break;
-                    if ((size_t)got < READ_CHUNK)
-                        break;
-                    continue;
-                }
-                if (got == 0) {
-                    closed = 1;
-                } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                    closed = abrupt = 1;
-                }
-                break;
-            }
-            if (st)
-                break;
-            if (closed) {
-                if ((st = lp_stream_close(s, cs[i].id, abrupt, err)))
-                    break;
-                if (o->on_conn)
-                    o->on_conn(o->ctx, cs[i].name, 0, cs[i].bytes);
-                if (cs[i].fd != 0)
-                    close(cs[i].fd);
-                cs[i].fd = -1;
-            }
-        }
-        if (st)
-            break;
-        size_t out = 0;
-        for (size_t i = 0; i < ncs; i++)
-            if (cs[i].fd >= 0)
-                cs[out++] = cs[i];
-        ncs = out;
-        if (lfd >= 0 && (pf[0].revents & POLLIN)) {
-            for (;;) {
-                int fd = accept(lfd, NULL, NULL);
-                if (fd < 0)
-                    break;
-                if (set_nonblock(fd) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-                    close(fd);
-                    continue;
-                }
-                void *q = cs;
-                if (lp_grow(&q, &capcs, ncs + 1, sizeof(nconn))) {
-                    close(fd);
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                cs = q;
-                nconn *c = &cs[ncs];
-                c->fd = fd;
-                c->bytes = 0;
-                peer_name(fd, c->name, sizeof c->name);
-                if ((st = lp_stream_open(s, c->name, o->format, &c->id, err))) {
-                    close(fd);
-                    break;
-                }
-                ncs++;
-                accepted++;
-                if (o->on_conn)
-                    o->on_conn(o->ctx, c->name, 1, 0);
-                if (o->max_conns && accepted >= o->max_conns) {
-                    close(lfd);
-                    lfd = -1;
-                    break;
-                }
-            }
-            if (st)
-                break;
-        }
-        if ((st = lp_stream_poll(s, err)))
-            break;
-    }
-out:
-    for (size_t i = 0; i < ncs; i++)
-        if (cs[i].fd > 0)
-            close(cs[i].fd);
-    if (lfd >= 0)
-        close(lfd);
-    lp_free(cs);
-    lp_free(pf);
-    lp_free(ahead);
-    lp_free(ids);
+    if (o->read_stdin)
+        st = srv_stdin(&x, err);
+    while (!st && !(o->stop && *o->stop) && (x.lfd >= 0 || x.ncs > 0))
+        st = srv_round(&x, err);
+    for (size_t i = 0; i < x.ncs; i++)
+        if (x.cs[i].fd > 0)
+            close(x.cs[i].fd);
+    if (x.lfd >= 0)
+        close(x.lfd);
+    lp_free(x.cs);
+    lp_free(x.pf);
+    lp_free(x.ahead);
+    lp_free(x.ids);
     lp_free(buf);
     return st;
 }

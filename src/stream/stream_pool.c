@@ -9,22 +9,17 @@
  * messages), make the operator keys with the stream's parallelism so far (each
  * operator's workers seen since the start, the closest the stream can come to
  * `summary`'s whole-trace count),
- * and run lp_window_analyze. The ring of slots is the bound on windows in flight:
- * 2 * threads + 2; the feeding thread waits (delivering) when it is full, so a slow
- * analysis slows the reading and TCP pushes back on the senders.
- * Slot states: FREE -> (feeding thread fills it) QUEUED -> RUNNING -> DONE -> delivered,
- * FREE. One mutex guards the states; the callback runs unlocked.
+ * and run lp_window_analyze. The windows are jobs of a queue of the thread pool
+ * (base/pool.h) whose slots bound the windows in flight: 2 * threads + 2; the feeding
+ * thread waits (delivering) when it is full, so a slow analysis slows the reading and
+ * TCP pushes back on the senders. Results are delivered in window order on the feeding
+ * thread; after a failure nothing more is delivered, and the slots are cleared when the
+ * stream is freed.
  */
 #include "stream_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-typedef struct spool_th {
-    lp_stream *s;
-    unsigned id;
-} spool_th;
 
 static void slot_clear(sslot *sl)
 {
@@ -240,94 +235,70 @@ static lp_status process(lp_stream *s, sslot *sl, spool_ws *pw, lp_error *err)
     return lp_window_analyze(&pw->ws, sl->src, k, sl->index, sl->ts, sl->te, &s->o.win, &sl->res, err);
 }
 
-static void *thread_main(void *arg)
+static lp_status process_job(void *ctx, size_t slot, unsigned thread, lp_error *err)
 {
-    spool_th *th = arg;
-    lp_stream *s = th->s;
-    spool_ws *pw = &s->pws[th->id];
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        sslot *sl = NULL;
-        while (!s->stop) {
-            for (uint64_t i = s->head; i < s->tail; i++) {
-                sslot *c = &s->slots[i % s->nslots];
-                if (c->state == SLOT_QUEUED) {
-                    sl = c;
-                    break;
-                }
-            }
-            if (sl)
-                break;
-            pthread_cond_wait(&s->work, &s->mu);
-        }
-        if (!sl)
-            break;
-        sl->state = SLOT_RUNNING;
-        int skip = s->failed;
-        pthread_mutex_unlock(&s->mu);
-        lp_error_clear(&sl->err);
-        sl->st = skip ? LP_ERR_ARG : process(s, sl, pw, &sl->err);
-        pthread_mutex_lock(&s->mu);
-        sl->state = SLOT_DONE;
-        pthread_cond_broadcast(&s->done);
+    lp_stream *s = ctx;
+    return process(s, &s->slots[slot], &s->pws[thread], err);
+}
+
+/* Hand a window's result to the callback (feeding thread); its trace becomes the one
+ * kept for labels. */
+static lp_status deliver_job(void *ctx, size_t slot, lp_error *err)
+{
+    lp_stream *s = ctx;
+    sslot *sl = &s->slots[slot];
+    lp_status st = LP_OK;
+    sl->wi.latency_s = lp_stream_now() - sl->t_close;
+    if (s->fn && s->fn(s->ctx, &sl->res, &sl->wi))
+        st = lp_error_set(err, LP_ERR_ARG, "stopped by the result callback");
+    if (s->last_keys) {
+        lp_sumkeys_release(s->last_keys);
+        lp_free(s->last_keys);
     }
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
+    if (s->last_src) {
+        lp_snapsrc_release(s->last_src);
+        lp_free(s->last_src);
+    }
+    lp_trace_free(s->last_t);
+    s->last_t = sl->t;
+    s->last_src = sl->src;
+    s->last_keys = sl->keys;
+    sl->t = NULL;
+    sl->src = NULL;
+    sl->keys = NULL;
+    lp_stream_names_unref(s, sl->nm);
+    sl->nm = NULL;
+    return st;
 }
 
 lp_status lp_spool_init(lp_stream *s, lp_error *err)
 {
-    unsigned n = s->o.threads;
-    if (n == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        n = c > 0 ? (unsigned)c : 1;
-    }
-    if (n > 256)
-        n = 256;
+    unsigned n = lp_pool_threads(s->o.threads, 256);
     s->nthreads = n;
-    s->nslots = n > 1 ? 2 * (size_t)n + 2 : 1;
+    lp_status st = lp_pool_new(&s->pool, n > 1 ? n : 0, err);
+    if (!st)
+        st = lp_poolq_new(&s->q, s->pool, 2 * (size_t)n + 2, process_job, deliver_job, s, err);
+    if (st)
+        return st;
+    s->nslots = lp_poolq_slots(s->q);
+    s->npws = lp_poolq_threads(s->q);
     s->slots = lp_calloc(s->nslots, sizeof *s->slots);
-    s->pws = lp_calloc(n, sizeof *s->pws);
-    s->pth = lp_calloc(n, sizeof *s->pth);
-    if (!s->slots || !s->pws || !s->pth)
+    s->pws = lp_calloc(s->npws, sizeof *s->pws);
+    if (!s->slots || !s->pws)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < s->nslots; i++)
         lp_winres_init(&s->slots[i].res);
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < s->npws; i++)
         lp_winws_init(&s->pws[i].ws);
-    if (n > 1) {
-        pthread_mutex_init(&s->mu, NULL);
-        pthread_cond_init(&s->work, NULL);
-        pthread_cond_init(&s->done, NULL);
-        s->th = lp_calloc(n, sizeof *s->th);
-        if (!s->th)
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        for (unsigned i = 0; i < n; i++) {
-            s->pth[i].s = s;
-            s->pth[i].id = i;
-            if (pthread_create(&s->th[i], NULL, thread_main, &s->pth[i]) != 0)
-                return lp_error_set(err, LP_ERR_NOMEM, "cannot start analysis threads");
-            s->nstarted++;
-        }
-    }
     return LP_OK;
 }
 
 void lp_spool_free(lp_stream *s)
 {
-    if (s->nstarted) {
-        pthread_mutex_lock(&s->mu);
-        s->stop = 1;
-        pthread_cond_broadcast(&s->work);
-        pthread_mutex_unlock(&s->mu);
-        for (unsigned i = 0; i < s->nstarted; i++)
-            pthread_join(s->th[i], NULL);
-    }
-    if (s->nthreads > 1 && s->th) {
-        pthread_mutex_destroy(&s->mu);
-        pthread_cond_destroy(&s->work);
-        pthread_cond_destroy(&s->done);
-    }
+    lp_poolq_free(s->q); /* no thread touches the slots after this */
+    lp_pool_free(s->pool);
+    s->q = NULL;
+    s->pool = NULL;
     if (s->slots)
         for (size_t i = 0; i < s->nslots; i++) {
             sslot *sl = &s->slots[i];
@@ -338,7 +309,7 @@ void lp_spool_free(lp_stream *s)
             lp_winres_release(&sl->res);
         }
     if (s->pws)
-        for (unsigned i = 0; i < s->nthreads; i++) {
+        for (unsigned i = 0; i < s->npws; i++) {
             lp_winws_release(&s->pws[i].ws);
             spool_ws *pw = &s->pws[i];
             lp_free(pw->opstr);
@@ -369,128 +340,29 @@ void lp_spool_free(lp_stream *s)
     s->last_keys = NULL;
     lp_free(s->slots);
     lp_free(s->pws);
-    lp_free(s->pth);
-    lp_free(s->th);
     s->slots = NULL;
     s->pws = NULL;
 }
 
-static void record_failure(lp_stream *s, lp_status st, const lp_error *e)
-{
-    if (s->failed)
-        return;
-    s->failed = 1;
-    s->fail_st = st;
-    s->fail_err = *e;
-}
-
-/* Hand a finished slot's result to the callback (feeding thread, unlocked). */
-static void deliver_one(lp_stream *s, sslot *sl)
-{
-    if (sl->st) {
-        record_failure(s, sl->st, &sl->err);
-    } else if (!s->failed) {
-        sl->wi.latency_s = lp_stream_now() - sl->t_close;
-        if (s->fn && s->fn(s->ctx, &sl->res, &sl->wi)) {
-            lp_error e;
-            lp_error_set(&e, LP_ERR_ARG, "stopped by the result callback");
-            record_failure(s, LP_ERR_ARG, &e);
-        }
-    }
-    if (sl->st) {
-        slot_clear(sl);
-    } else { /* this window's trace becomes the one kept for labels */
-        if (s->last_keys) {
-            lp_sumkeys_release(s->last_keys);
-            lp_free(s->last_keys);
-        }
-        if (s->last_src) {
-            lp_snapsrc_release(s->last_src);
-            lp_free(s->last_src);
-        }
-        lp_trace_free(s->last_t);
-        s->last_t = sl->t;
-        s->last_src = sl->src;
-        s->last_keys = sl->keys;
-        sl->t = NULL;
-        sl->src = NULL;
-        sl->keys = NULL;
-    }
-    lp_stream_names_unref(s, sl->nm);
-    sl->nm = NULL;
-}
-
-static void deliver_ready(lp_stream *s)
-{
-    while (s->head < s->tail) {
-        sslot *sl = &s->slots[s->head % s->nslots];
-        if (sl->state != SLOT_DONE)
-            break;
-        pthread_mutex_unlock(&s->mu);
-        deliver_one(s, sl);
-        pthread_mutex_lock(&s->mu);
-        sl->state = SLOT_FREE;
-        s->head++;
-    }
-}
-
-static lp_status failure(lp_stream *s, lp_error *err)
-{
-    if (err)
-        *err = s->fail_err;
-    return s->fail_st;
-}
-
 lp_status lp_spool_reserve(lp_stream *s, sslot **out, lp_error *err)
 {
+    size_t i;
     *out = NULL;
-    if (s->failed)
-        return failure(s, err);
-    if (s->nthreads <= 1) {
-        *out = &s->slots[0];
-        return LP_OK;
-    }
-    pthread_mutex_lock(&s->mu);
-    for (;;) {
-        deliver_ready(s);
-        if (s->failed || s->tail - s->head < s->nslots)
-            break;
-        pthread_cond_wait(&s->done, &s->mu);
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (s->failed)
-        return failure(s, err);
-    *out = &s->slots[s->tail % s->nslots];
-    return LP_OK;
+    lp_status st = lp_poolq_reserve(s->q, &i, err);
+    if (!st)
+        *out = &s->slots[i];
+    return st;
 }
 
 lp_status lp_spool_submit(lp_stream *s, sslot *sl, lp_error *err)
 {
-    if (s->nthreads <= 1) {
-        lp_error_clear(&sl->err);
-        sl->st = process(s, sl, &s->pws[0], &sl->err);
-        deliver_one(s, sl);
-        return s->failed ? failure(s, err) : LP_OK;
-    }
-    pthread_mutex_lock(&s->mu);
-    sl->state = SLOT_QUEUED;
-    s->tail++;
-    pthread_cond_signal(&s->work);
-    pthread_mutex_unlock(&s->mu);
-    return LP_OK;
+    (void)sl;
+    return lp_poolq_submit(s->q, err);
 }
 
 lp_status lp_spool_deliver(lp_stream *s, int wait_all, lp_error *err)
 {
-    if (s->nthreads > 1) {
-        pthread_mutex_lock(&s->mu);
-        for (;;) {
-            deliver_ready(s);
-            if (!wait_all || s->head == s->tail)
-                break;
-            pthread_cond_wait(&s->done, &s->mu);
-        }
-        pthread_mutex_unlock(&s->mu);
-    }
-    return s->failed ? failure(s, err) : LP_OK;
+    return wait_all ? lp_poolq_finish(s->q, err) : lp_poolq_poll(s->q, err);
 }
+
+lp_status lp_spool_status(lp_stream *s, lp_error *err) { return lp_poolq_status(s->q, err); }

@@ -13,19 +13,14 @@
  */
 #include "stream_int.h"
 #include "base/util.h"
+#include "formats/lpt_tok.h"
 
 #include <string.h>
 #include <stdlib.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
-#define MAXTOK 256
+#define MAXTOK LP_LPT_MAXTOK
 
-typedef struct tok {
-    const char *p;
-    size_t n;
-} tok;
+typedef lp_lpt_tok tok; /* the file reader's tokens (formats/lpt_tok.h) */
 
 /* A printable excerpt of bytes (at most 40; control bytes as '?', non-ASCII as \xNN). */
 static const char *excerpt(char ex[200], const char *p, size_t n)
@@ -83,7 +78,7 @@ static tok decode(tok t, char *buf)
             buf[o++] = t.p[i++];
         }
     }
-    return (tok){buf, o};
+    return (tok){buf, o, NULL};
 }
 
 static int valid_name(const tok *t)
@@ -94,38 +89,8 @@ static int valid_name(const tok *t)
     return 1;
 }
 
-/* Parse a time: 1..18 plain digits eight at a time (SWAR), anything else through
- * lp_parse_i64. The token is followed by at least 8 readable bytes or is copied. */
-static inline int parse_time(const tok *t, int64_t *out)
-{
-    const char *s = t->p;
-    size_t n = t->n;
-    if (n == 0 || n > 18 || (unsigned char)(s[0] - '0') > 9)
-        return lp_parse_i64(s, n, out);
-    uint64_t v = 0;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t c;
-        memcpy(&c, s + i, 8);
-        /* eight digits: every byte 0x30..0x39 */
-        if (((c & 0xF0F0F0F0F0F0F0F0ULL) | (((c + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) !=
-            0x3333333333333333ULL)
-            return 0;
-        c &= 0x0F0F0F0F0F0F0F0FULL;
-        c = (c * 10 + (c >> 8)) & 0x00FF00FF00FF00FFULL;
-        c = (c * 100 + (c >> 16)) & 0x0000FFFF0000FFFFULL;
-        c = (c * 10000 + (c >> 32)) & 0xFFFFFFFFULL;
-        v = v * 100000000ULL + c;
-    }
-    for (; i < n; i++) {
-        unsigned d = (unsigned char)s[i] - '0';
-        if (d > 9)
-            return 0;
-        v = v * 10 + d;
-    }
-    *out = (int64_t)v;
-    return 1;
-}
+/* Parse a time token (formats/lpt_tok.h). */
+static inline int parse_time(const tok *t, int64_t *out) { return lp_lpt_parse_time(t->p, t->n, out); }
 
 typedef struct pctx {
     lp_stream *s;
@@ -182,7 +147,7 @@ static int attrs(pctx *x, const tok *tk, size_t from, size_t ntok, int msg)
             return 0;
         }
         if (msg && eq - tk[i].p == 5 && memcmp(tk[i].p, "bytes", 5) == 0) {
-            tok v = {eq + 1, tk[i].n - 6};
+            tok v = {eq + 1, tk[i].n - 6, NULL};
             int64_t nb;
             if (!parse_time(&v, &nb) || nb < 0) {
                 BAD(x->s, x->c, LP_RULE_FIELD, "field %zu (bytes): not a non-negative integer: '%s'", i + 1,
@@ -203,62 +168,6 @@ static int need(pctx *x, size_t ntok, size_t min, const char *rec, const char *u
     return 0;
 }
 
-/* Split p[0..n) at spaces and tabs into tk (at most MAXTOK; MAXTOK + 1 if more);
- * *pct is set when the line has a '%' (escapes to decode). Sixteen bytes at a time with
- * SSE2 masks: the bits where the mask changes between delimiter and token are the
- * tokens' bounds. */
-static size_t tokenize(const char *p, size_t n, tok *tk, int *pct)
-{
-    size_t nt = 0, i = 0, start = 0;
-    unsigned in = 0;
-    unsigned haspct = 0;
-#define EMIT(from, to)                          \
-    do {                                        \
-        if (nt == MAXTOK)                       \
-            return MAXTOK + 1;                  \
-        tk[nt].p = p + (from);                  \
-        tk[nt].n = (to) - (from);               \
-        nt++;                                   \
-    } while (0)
-#if defined(__SSE2__)
-    const __m128i sp = _mm_set1_epi8(' '), tb = _mm_set1_epi8('\t'), pc = _mm_set1_epi8('%');
-    for (; i + 16 <= n; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        unsigned delim = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, tb)));
-        haspct |= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, pc));
-        unsigned word = ~delim & 0xFFFFu;
-        unsigned change = (word ^ ((word << 1) | in)) & 0xFFFFu;
-        while (change) {
-            unsigned b = (unsigned)__builtin_ctz(change);
-            change &= change - 1;
-            if (!in)
-                start = i + b;
-            else
-                EMIT(start, i + b);
-            in ^= 1;
-        }
-        in = (word >> 15) & 1;
-    }
-#endif
-    for (; i < n; i++) {
-        char c = p[i];
-        unsigned d = c == ' ' || c == '\t';
-        haspct |= c == '%';
-        if (!in && !d) {
-            start = i;
-            in = 1;
-        } else if (in && d) {
-            EMIT(start, i);
-            in = 0;
-        }
-    }
-    if (in)
-        EMIT(start, n);
-#undef EMIT
-    *pct = haspct != 0;
-    return nt;
-}
-
 /* One line (without its newline). Returns non-zero only on resource errors. */
 static lp_status line(pctx *x, const char *p, size_t n, lp_error *err)
 {
@@ -269,8 +178,8 @@ static lp_status line(pctx *x, const char *p, size_t n, lp_error *err)
     if (n && p[n - 1] == '\r')
         n--;
     tok tk[MAXTOK];
-    int pct = 1;
-    size_t ntok = tokenize(p, n, tk, &pct);
+    int pct;
+    size_t ntok = lp_lpt_tokenize(p, n, 0, tk, &pct); /* the bytes as they came: not padded */
     x->pct = pct;
     char ex[200];
     if (!ntok || tk[0].p[0] == '#')

@@ -97,53 +97,44 @@ static int group_times(spool_ws *pw, int which, const srec *const *msgs, size_t 
     return 0;
 }
 
-lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order, size_t nmsg, lp_trace **out,
-                                uint64_t *dropped, lp_error *err)
+/* Names, in the builder's order: built-in types, workers, other types, operators
+ * (interned into pw->opstr). */
+static int st_names(lp_trace *t, const snames *nm, spool_ws *pw)
 {
-    const snames *nm = sl->nm;
     const uint32_t nw = nm->nw;
-    *out = NULL;
-    *dropped = 0;
-    lp_trace *t = lp_calloc(1, sizeof *t);
-    if (!t || lp_strtab_init(&t->strs)) {
-        if (t)
-            lp_strtab_release(&t->strs);
-        lp_free(t);
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    }
-#define FAIL()                                                          \
-    do {                                                                \
-        lp_trace_free(t);                                               \
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");        \
-    } while (0)
-    /* names, in the builder's order */
     t->type_name = lp_malloc((nm->nt ? nm->nt : 1) * sizeof *t->type_name);
     t->wname = lp_malloc((nw ? nw : 1) * sizeof *t->wname);
     t->wattr = lp_calloc(nw ? nw : 1, sizeof *t->wattr);
     t->wfirst = lp_calloc((size_t)nw + 1, sizeof *t->wfirst);
     t->apool = lp_malloc(sizeof *t->apool);
     if (!t->type_name || !t->wname || !t->wattr || !t->wfirst || !t->apool)
-        FAIL();
+        return -1;
     t->apool[0] = 0;
     t->napool = 1;
     for (uint32_t i = 0; i < nm->nt && i < LP_TYPE_NBUILTIN; i++)
         if (lp_strtab_intern(&t->strs, nm->tname[i], nm->tlen[i], &t->type_name[i]))
-            FAIL();
+            return -1;
     for (uint32_t w = 0; w < nw; w++)
         if (lp_strtab_intern(&t->strs, nm->wname[w], nm->wlen[w], &t->wname[w]))
-            FAIL();
+            return -1;
     for (uint32_t i = LP_TYPE_NBUILTIN; i < nm->nt; i++)
         if (lp_strtab_intern(&t->strs, nm->tname[i], nm->tlen[i], &t->type_name[i]))
-            FAIL();
+            return -1;
     t->ntypes = nm->nt;
     t->nworkers = nw;
     if (grow((void **)&pw->opstr, &pw->capop, nm->nops, sizeof *pw->opstr))
-        FAIL();
+        return -1;
     for (uint32_t o = 0; o < nm->nops; o++)
         if (lp_strtab_intern(&t->strs, nm->oname[o], nm->olen[o], &pw->opstr[o]))
-            FAIL();
+            return -1;
+    return 0;
+}
 
-    /* activities grouped by worker, in arrival order (stable counting sort) */
+/* Activities grouped by worker, in arrival order (stable counting sort), sorted where
+ * a worker's arrived out of order, overlaps dropped: into pw->ta2, worker w's kept ones
+ * at [t->wfirst[w], t->wfirst[w + 1]). Returns the number kept, or -1. */
+static int64_t st_acts(spool_ws *pw, const sslot *sl, uint32_t nw, lp_trace *t, uint64_t *dropped)
+{
     size_t na = 0;
     for (size_t i = 0; i < sl->nrecs; i++)
         na += sl->recs[i].kind == SREC_ACT;
@@ -152,7 +143,7 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
         grow((void **)&pw->wcur, &pw->capwcur, (size_t)nw + 2, sizeof *pw->wcur) ||
         grow((void **)&pw->wmax, &pw->capwmax, (size_t)nw + 1, sizeof *pw->wmax) ||
         grow((void **)&pw->wuns, &pw->capwuns, (size_t)nw + 1, 1))
-        FAIL();
+        return -1;
     uint64_t *cnt = pw->wcur;
     memset(cnt, 0, ((size_t)nw + 2) * sizeof *cnt);
     for (uint32_t w = 0; w < nw; w++) {
@@ -196,10 +187,14 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
         }
     }
     t->wfirst[nw] = kept;
+    return (int64_t)kept;
+}
 
-    /* messages, in the given order */
+/* Messages, in the given order (their records listed in pw->mp). */
+static int st_msgs(spool_ws *pw, const sslot *sl, const mkey *order, size_t nmsg, lp_trace *t)
+{
     if (grow((void **)&pw->mp, &pw->capmp, nmsg + 1, sizeof *pw->mp))
-        FAIL();
+        return -1;
     const srec **mp = pw->mp;
     for (size_t j = 0; j < nmsg; j++)
         mp[j] = &sl->recs[order[j].i];
@@ -212,7 +207,7 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
     t->mattr = lp_calloc(nmm, sizeof *t->mattr);
     t->mflags = lp_malloc(nmm * sizeof *t->mflags);
     if (!t->msrc || !t->mdst || !t->msend || !t->mrecv || !t->mid || !t->mattr || !t->mflags)
-        FAIL();
+        return -1;
     for (size_t j = 0; j < nmsg; j++) {
         const srec *r = mp[j];
         t->msrc[j] = r->w;
@@ -224,69 +219,98 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
         t->nskew += r->b < r->a;
     }
     t->nmsgs = nmsg;
+    return 0;
+}
 
-    /* gaps: each worker's sends and receives, sorted */
+/* One gap into pw->gp. */
+static int st_gap(spool_ws *pw, size_t *ng, uint32_t w, int64_t s, int64_t e, int type)
+{
+    if (grow((void **)&pw->gp, &pw->capgp, *ng + 1, sizeof *pw->gp))
+        return -1;
+    pw->gp[(*ng)++] = (tact){s, e, (uint16_t)type, LP_STR_NONE, w, 0};
+    return 0;
+}
+
+/* The instants a worker's sends (or receives) lie between. */
+typedef struct st_inst {
+    const int64_t *time;
+    uint64_t i, hi;
+} st_inst;
+
+/* Worker w's gaps, from its first event to its last, split at its sends and receives
+ * (ga: its kept activities [lo, hi)). */
+static int st_worker_gaps(spool_ws *pw, size_t *ng, uint32_t w, const tact *ga, uint64_t lo, uint64_t hi, st_inst S,
+                          st_inst R)
+{
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    if (lo < hi) {
+        first = ga[lo].s;
+        last = ga[hi - 1].e;
+    }
+    if (S.i < S.hi) {
+        first = S.time[S.i] < first ? S.time[S.i] : first;
+        last = S.time[S.hi - 1] > last ? S.time[S.hi - 1] : last;
+    }
+    if (R.i < R.hi) {
+        first = R.time[R.i] < first ? R.time[R.i] : first;
+        last = R.time[R.hi - 1] > last ? R.time[R.hi - 1] : last;
+    }
+    if (first > last)
+        return 0; /* no event */
+    int64_t cur = first;
+    for (uint64_t i = lo; i <= hi; i++) {
+        int64_t limit = i < hi ? ga[i].s : last;
+        if (limit > cur) { /* the gaps in (cur, limit), split at sends and receives */
+            while (S.i < S.hi && S.time[S.i] <= cur)
+                S.i++;
+            while (R.i < R.hi && R.time[R.i] <= cur)
+                R.i++;
+            for (;;) {
+                int64_t ns = S.i < S.hi ? S.time[S.i] : INT64_MAX, nr = R.i < R.hi ? R.time[R.i] : INT64_MAX;
+                int64_t y = ns < nr ? ns : nr;
+                if (y >= limit)
+                    break;
+                if (st_gap(pw, ng, w, cur, y, nr == y ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN))
+                    return -1;
+                cur = y;
+                while (S.i < S.hi && S.time[S.i] <= cur)
+                    S.i++;
+                while (R.i < R.hi && R.time[R.i] <= cur)
+                    R.i++;
+            }
+            if (limit > cur) {
+                int64_t nr = R.i < R.hi ? R.time[R.i] : INT64_MAX;
+                if (st_gap(pw, ng, w, cur, limit, nr == limit ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN))
+                    return -1;
+            }
+        }
+        if (i < hi)
+            cur = ga[i].e > cur ? ga[i].e : cur;
+    }
+    return 0;
+}
+
+/* Every worker's gaps into pw->gp (*ng of them), by worker and time. */
+static int st_gaps(spool_ws *pw, const lp_trace *t, uint32_t nw, size_t nmsg, size_t *ng)
+{
     uint64_t *soff, *roff;
     int64_t *stime, *rtime;
-    if (group_times(pw, 0, mp, nmsg, nw, &soff, &stime) || group_times(pw, 1, mp, nmsg, nw, &roff, &rtime))
-        FAIL();
-    size_t ng = 0;
-#define GAP(w_, s_, e_, ty_)                                                           \
-    do {                                                                               \
-        if (grow((void **)&pw->gp, &pw->capgp, ng + 1, sizeof *pw->gp))                \
-            FAIL();                                                                    \
-        pw->gp[ng++] = (tact){(s_), (e_), (uint16_t)(ty_), LP_STR_NONE, (w_), 0};      \
-    } while (0)
+    if (group_times(pw, 0, pw->mp, nmsg, nw, &soff, &stime) || group_times(pw, 1, pw->mp, nmsg, nw, &roff, &rtime))
+        return -1;
+    *ng = 0;
     for (uint32_t w = 0; w < nw; w++) {
-        uint64_t lo = t->wfirst[w], hi = t->wfirst[w + 1];
-        uint64_t si = soff[w], shi = soff[w + 1], ri = roff[w], rhi = roff[w + 1];
-        int64_t first = INT64_MAX, last = INT64_MIN;
-        if (lo < hi) {
-            first = ga[lo].s;
-            last = ga[hi - 1].e;
-        }
-        if (si < shi) {
-            first = stime[si] < first ? stime[si] : first;
-            last = stime[shi - 1] > last ? stime[shi - 1] : last;
-        }
-        if (ri < rhi) {
-            first = rtime[ri] < first ? rtime[ri] : first;
-            last = rtime[rhi - 1] > last ? rtime[rhi - 1] : last;
-        }
-        if (first > last)
-            continue; /* no event */
-        int64_t cur = first;
-        for (uint64_t i = lo; i <= hi; i++) {
-            int64_t limit = i < hi ? ga[i].s : last;
-            if (limit > cur) { /* the gaps in (cur, limit), split at sends and receives */
-                while (si < shi && stime[si] <= cur)
-                    si++;
-                while (ri < rhi && rtime[ri] <= cur)
-                    ri++;
-                for (;;) {
-                    int64_t ns = si < shi ? stime[si] : INT64_MAX, nr = ri < rhi ? rtime[ri] : INT64_MAX;
-                    int64_t y = ns < nr ? ns : nr;
-                    if (y >= limit)
-                        break;
-                    GAP(w, cur, y, nr == y ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN);
-                    cur = y;
-                    while (si < shi && stime[si] <= cur)
-                        si++;
-                    while (ri < rhi && rtime[ri] <= cur)
-                        ri++;
-                }
-                if (limit > cur) {
-                    int64_t nr = ri < rhi ? rtime[ri] : INT64_MAX;
-                    GAP(w, cur, limit, nr == limit ? LP_TYPE_WAITING : LP_TYPE_UNKNOWN);
-                }
-            }
-            if (i < hi)
-                cur = ga[i].e > cur ? ga[i].e : cur;
-        }
+        st_inst S = {stime, soff[w], soff[w + 1]}, R = {rtime, roff[w], roff[w + 1]};
+        if (st_worker_gaps(pw, ng, w, pw->ta2, t->wfirst[w], t->wfirst[w + 1], S, R))
+            return -1;
     }
-#undef GAP
-    /* the columns: each worker's activities and gaps merged by start (an activity before
-     * a gap starting at the same instant) */
+    return 0;
+}
+
+/* The columns: each worker's activities and gaps merged by start (an activity before a
+ * gap starting at the same instant); then the extent. */
+static int st_columns(spool_ws *pw, lp_trace *t, uint32_t nw, uint64_t kept, size_t ng)
+{
+    const tact *ga = pw->ta2;
     uint64_t n = kept + ng, nn = n ? n : 1;
     t->astart = lp_malloc(nn * sizeof *t->astart);
     t->aend = lp_malloc(nn * sizeof *t->aend);
@@ -295,8 +319,7 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
     t->aattr = lp_calloc(nn, sizeof *t->aattr);
     t->aflags = lp_malloc(nn * sizeof *t->aflags);
     if (!t->astart || !t->aend || !t->atype || !t->aop || !t->aattr || !t->aflags)
-        FAIL();
-#undef FAIL
+        return -1;
     uint64_t o = 0;
     size_t gi = 0;
     int64_t lo_t = INT64_MAX, hi_t = INT64_MIN;
@@ -327,7 +350,7 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
     t->wfirst[nw] = o;
     t->nacts = o;
     t->ngaps = ng;
-    for (size_t j = 0; j < nmsg; j++) {
+    for (size_t j = 0; j < t->nmsgs; j++) {
         int64_t a = t->msend[j], z = t->mrecv[j];
         if (a > z) {
             int64_t x = a;
@@ -341,6 +364,29 @@ lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order
         lo_t = hi_t = 0;
     t->tmin = lo_t;
     t->tmax = hi_t;
+    return 0;
+}
+
+lp_status lp_stream_build_trace(spool_ws *pw, const sslot *sl, const mkey *order, size_t nmsg, lp_trace **out,
+                                uint64_t *dropped, lp_error *err)
+{
+    const uint32_t nw = sl->nm->nw;
+    *out = NULL;
+    *dropped = 0;
+    lp_trace *t = lp_calloc(1, sizeof *t);
+    if (!t || lp_strtab_init(&t->strs)) {
+        if (t)
+            lp_strtab_release(&t->strs);
+        lp_free(t);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    int64_t kept = -1;
+    size_t ng = 0;
+    if (st_names(t, sl->nm, pw) || (kept = st_acts(pw, sl, nw, t, dropped)) < 0 || st_msgs(pw, sl, order, nmsg, t) ||
+        st_gaps(pw, t, nw, nmsg, &ng) || st_columns(pw, t, nw, (uint64_t)kept, ng)) {
+        lp_trace_free(t);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
     *out = t;
     return LP_OK;
 }

@@ -1,12 +1,10 @@
 /* fuzz_lpt.c: libFuzzer target for the native text reader (and the builder's rules,
  * the PAG and the critical path on whatever it accepts). Any input must load without
- * a crash, a leak or undefined behaviour; the result must satisfy the trace invariants. */
-#include "longpole/longpole.h"
-#include <stdlib.h>
-#include <string.h>
-
-/* Checked in every build (CHECK_INVARIANT() vanishes under NDEBUG). */
-#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
+ * a crash, a leak or undefined behaviour, and what it loads must hold the properties
+ * of trace_fuzz.h: the trace invariants, a critical path that adds up, and round trips
+ * through both writers (text: the same workers, activities and messages; binary: the
+ * same columns). */
+#include "trace_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -32,26 +30,17 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
     lp_trace *t;
     if (lp_builder_finish(b, &t, &err))
         goto out;
-    for (uint32_t w = 0; w < t->nworkers; w++)
-        for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
-            CHECK_INVARIANT(t->astart[i] <= t->aend[i]);
-            CHECK_INVARIANT(i == t->wfirst[w] || t->aend[i - 1] <= t->astart[i]);
-        }
+    fuzz_trace_invariants(t);
+    fuzz_trace_cpath(t);
     lp_pag g;
     if (lp_pag_build(t, &g, &err) == LP_OK) {
-        lp_cpath cp;
-        if (lp_cpath_compute(&g, &cp, &err) == LP_OK) {
-            int64_t s = 0;
-            for (size_t i = 0; i < cp.n; i++)
-                s += cp.e[i].end - cp.e[i].start;
-            CHECK_INVARIANT(s == cp.total);
-            lp_cpath_release(&cp);
-        }
         lp_check c;
         if (lp_check_run(&g, &c, &err) == LP_OK)
             lp_check_release(&c);
         lp_pag_release(&g);
     }
+    fuzz_trace_lpt_roundtrip(t);
+    fuzz_trace_lptb_roundtrip(t);
     lp_trace_free(t);
 out:
     lp_diags_release(&ds);

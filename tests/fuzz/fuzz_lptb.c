@@ -1,12 +1,9 @@
 /* fuzz_lptb.c: libFuzzer target for the binary reader. Built with LP_FUZZING the
  * checksum is not enforced (so the fuzzer reaches the validation), every other check
- * is: any input must be rejected cleanly or load into a trace that satisfies the
- * invariants and survives the PAG and the critical path. */
-#include "longpole/longpole.h"
-#include <stdlib.h>
-
-/* Checked in every build (CHECK_INVARIANT() vanishes under NDEBUG). */
-#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
+ * is: any input must be rejected cleanly or load into a trace that holds the
+ * properties of trace_fuzz.h (invariants, a critical path that adds up) and writes
+ * back to the same columns (binary) and the same activities and messages (text). */
+#include "trace_fuzz.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -21,18 +18,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
     lp_input_close(in);
     if (st)
         return 0;
-    lp_pag g;
-    if (lp_pag_build(t, &g, &err) == LP_OK) {
-        lp_cpath cp;
-        if (lp_cpath_compute(&g, &cp, &err) == LP_OK) {
-            int64_t s = 0;
-            for (size_t i = 0; i < cp.n; i++)
-                s += cp.e[i].end - cp.e[i].start;
-            CHECK_INVARIANT(s == cp.total);
-            lp_cpath_release(&cp);
-        }
-        lp_pag_release(&g);
-    }
+    fuzz_trace_invariants(t);
+    fuzz_trace_cpath(t);
+    fuzz_trace_lptb_roundtrip(t);
+    fuzz_trace_lpt_roundtrip(t);
     lp_trace_free(t);
     return 0;
 }

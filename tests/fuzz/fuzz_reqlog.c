@@ -2,9 +2,11 @@
  * on whatever it accepts: skew estimation and correction, inference, pipelines, every
  * request's critical path and slack, the model file written and read back. The input
  * is read as CSV (with a header or, if the first byte is odd, by column numbers and a
- * seq column) and as JSON lines. Invariants: rows grouped and in range, good requests
- * without duplicate <event, task>, slack never negative, the path's length is its sum. */
+ * seq column) and as JSON lines. Properties: rows grouped and in range, good requests
+ * without duplicate <event, task>, slack never negative, the path's length is its sum,
+ * and the model file read back gives the same segments, counts and relationships. */
 #include "longpole/longpole.h"
+#include "fuzz_check.h"
 #include "longpole/import/reqlog.h"
 #include "longpole/analysis/mystery/skew.h"
 #include "longpole/analysis/mystery/causal.h"
@@ -15,14 +17,21 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
-/* invariants hold in every build (assert would vanish under NDEBUG) */
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            fprintf(stderr, "fuzz_reqlog: invariant failed: %s (line %d)\n", #c, __LINE__);      \
-            abort();                                                                              \
-        }                                                                                         \
-    } while (0)
+/* A model read back from its file is the one written: segments, counts, and every
+ * relationship bit. */
+static void same_model(const lp_causal *a, const lp_causal *b)
+{
+    FUZZ_CHECK(b->nseg == a->nseg && b->nreq == a->nreq && b->npipe_rej == a->npipe_rej);
+    for (uint32_t i = 0; i < a->nseg; i++) {
+        FUZZ_CHECK(b->seg_count[i] == a->seg_count[i] && b->seg_cross[i] == a->seg_cross[i]);
+        FUZZ_CHECK(!strcmp(lp_strtab_get(&a->names, a->seg_task[i]), lp_strtab_get(&b->names, b->seg_task[i])));
+        for (uint32_t k = 0; k < a->nseg; k++) {
+            FUZZ_CHECK(lp_causal_bit(a->hb, a->words, i, k) == lp_causal_bit(b->hb, b->words, i, k));
+            FUZZ_CHECK(lp_causal_bit(a->mx, a->words, i, k) == lp_causal_bit(b->mx, b->words, i, k));
+            FUZZ_CHECK(lp_causal_bit(a->seen, a->words, i, k) == lp_causal_bit(b->seen, b->words, i, k));
+        }
+    }
+}
 
 static void run(const unsigned char *data, size_t n, int variant)
 {
@@ -46,19 +55,19 @@ static void run(const unsigned char *data, size_t n, int variant)
         lp_diags_release(&ds);
         return;
     }
-    CHECK(rl->rfirst[rl->nreqs] == rl->nrows);
+    FUZZ_CHECK(rl->rfirst[rl->nreqs] == rl->nrows);
     for (uint64_t r = 0; r < rl->nreqs; r++) {
-        CHECK(rl->rfirst[r] <= rl->rfirst[r + 1]);
+        FUZZ_CHECK(rl->rfirst[r] <= rl->rfirst[r + 1]);
         for (uint64_t i = rl->rfirst[r]; i < rl->rfirst[r + 1]; i++) {
             const lp_reqrow *w = &rl->rows[i];
-            CHECK(w->point < rl->npoints && w->host < rl->nhosts);
-            CHECK(w->seg == LP_REQLOG_NONE || w->seg < rl->nsegs);
+            FUZZ_CHECK(w->point < rl->npoints && w->host < rl->nhosts);
+            FUZZ_CHECK(w->seg == LP_REQLOG_NONE || w->seg < rl->nsegs);
             uint64_t line;
             lp_reqlog_where(rl, w->src, &line);
-            CHECK(line >= 1);
+            FUZZ_CHECK(line >= 1);
             if (!rl->rbad[r])
                 for (uint64_t k = rl->rfirst[r]; k < i; k++)
-                    CHECK(rl->rows[k].point != w->point);
+                    FUZZ_CHECK(rl->rows[k].point != w->point);
         }
     }
     lp_skew sk;
@@ -90,9 +99,9 @@ static void run(const unsigned char *data, size_t n, int variant)
                 int64_t sum = 0;
                 for (uint32_t k = 0; k < p.npath; k++)
                     sum += p.dur[p.path[k]];
-                CHECK(sum == p.cp);
+                FUZZ_CHECK(sum == p.cp);
                 for (uint32_t i = 0; i < p.n; i++)
-                    CHECK(p.slack[i] >= 0 && p.dur[i] >= 0);
+                    FUZZ_CHECK(p.slack[i] >= 0 && p.dur[i] >= 0);
             }
             lp_reqpath_release(&p);
             /* the model file round-trips */
@@ -110,7 +119,7 @@ static void run(const unsigned char *data, size_t n, int variant)
                     snprintf(path, sizeof path, "/proc/self/fd/%d", fileno(g));
                     lp_causal back;
                     if (lp_causal_load(&back, path, &err) == LP_OK) {
-                        CHECK(back.nseg == m.nseg);
+                        same_model(&m, &back);
                         lp_causal_release(&back);
                     }
                     fclose(g);

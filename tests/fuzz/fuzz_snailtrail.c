@@ -2,18 +2,17 @@
  * importer into a builder, and the streaming engine reading the same bytes (stream.h,
  * --format snailtrail) cut into chunks at input-chosen places over two connections,
  * with tiny windows (so every event crosses bounds and halves and open activities are
- * completed at closing). Invariants: no crash, leak or undefined behaviour; the
- * imported trace satisfies the trace invariants; every window's CP sums to 1 within its
+ * completed at closing). Properties: no crash, leak or undefined behaviour; the
+ * imported trace holds the trace invariants, its critical path adds up and it writes
+ * back to the same columns (trace_fuzz.h); every window's CP sums to 1 within its
  * error bound when it has paths; the stream's event count never exceeds the bytes. */
-#include "longpole/longpole.h"
+#include "trace_fuzz.h"
 #include "longpole/import/snailtrail.h"
 #include "longpole/codec/io.h"
 #include "longpole/load/load.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -22,8 +21,8 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
     (void)ctx;
     (void)wi;
     if (r->has_paths)
-        CHECK_INVARIANT(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
-    CHECK_INVARIANT(r->t0 <= r->t1);
+        FUZZ_CHECK(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
+    FUZZ_CHECK(r->t0 <= r->t1);
     return 0;
 }
 
@@ -42,11 +41,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
             if (st) {
                 lp_builder_free(b);
             } else if (lp_builder_finish(b, &t, &err) == LP_OK) {
-                for (uint32_t w = 0; w < t->nworkers; w++)
-                    for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
-                        CHECK_INVARIANT(t->astart[i] <= t->aend[i]);
-                        CHECK_INVARIANT(i == t->wfirst[w] || t->aend[i - 1] <= t->astart[i]);
-                    }
+                fuzz_trace_invariants(t);
+                fuzz_trace_cpath(t);
+                fuzz_trace_lptb_roundtrip(t);
                 lp_trace_free(t);
             }
         } else {
@@ -70,7 +67,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
             size_t cut = n > 3 ? data[3] % (n + 1) : n / 2;
             if (lp_stream_feed(s, c[0], data, cut, &err) == LP_OK &&
                 lp_stream_feed(s, c[1], data + cut, n - cut, &err) == LP_OK && lp_stream_finish(s, &err) == LP_OK)
-                CHECK_INVARIANT(lp_stream_get_stats(s)->events <= n);
+                FUZZ_CHECK(lp_stream_get_stats(s)->events <= n);
         }
         lp_stream_free(s);
     }

@@ -7,12 +7,12 @@
  * records, unmatched halves); every window's CP sums to 1 within its error bound when
  * it has paths; windows come in order. */
 #include "longpole/longpole.h"
+#include "fuzz_check.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -20,11 +20,11 @@ static int on_window(void *ctx, const lp_winres *r, const lp_stream_winfo *wi)
 {
     uint64_t *last = ctx;
     (void)wi;
-    CHECK_INVARIANT(*last == UINT64_MAX || r->index > *last);
+    FUZZ_CHECK(*last == UINT64_MAX || r->index > *last);
     *last = r->index;
     if (r->has_paths)
-        CHECK_INVARIANT(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
-    CHECK_INVARIANT(r->t0 <= r->t1);
+        FUZZ_CHECK(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
+    FUZZ_CHECK(r->t0 <= r->t1);
     return 0;
 }
 

@@ -6,11 +6,11 @@
  * undefined behaviour, CP sums to 1 within the error bound when there are paths, every
  * CP is in [0, 1], and the sampled path is as long as the window. */
 #include "longpole/longpole.h"
+#include "fuzz_check.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_INVARIANT(c) ((c) ? (void)0 : abort())
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
@@ -41,16 +41,16 @@ static int on_window(void *ctx, const lp_winres *r)
 {
     (void)ctx;
     if (r->has_paths) {
-        CHECK_INVARIANT(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
+        FUZZ_CHECK(fabs(r->cp_sum - 1.0) <= r->err_bound + 1e-12);
         for (int k = 0; k < LP_SUM_NKINDS; k++)
             for (size_t i = 0; i < r->sum[k].n; i++)
-                CHECK_INVARIANT(r->sum[k].rows[i].cp >= 0 && r->sum[k].rows[i].cp <= 1 + 1e-9);
+                FUZZ_CHECK(r->sum[k].rows[i].cp >= 0 && r->sum[k].rows[i].cp <= 1 + 1e-9);
         if (r->kinds & (1u << LP_SUM_ACTIVITY))
-            CHECK_INVARIANT(r->sum[LP_SUM_ACTIVITY].path_total == r->t1 - r->t0);
+            FUZZ_CHECK(r->sum[LP_SUM_ACTIVITY].path_total == r->t1 - r->t0);
     } else {
-        CHECK_INVARIANT(r->cp_sum == 0);
+        FUZZ_CHECK(r->cp_sum == 0);
     }
-    CHECK_INVARIANT(r->t0 <= r->t1);
+    FUZZ_CHECK(r->t0 <= r->t1);
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /* replay_main.c: runs a fuzz target over files (or every file of directories) given on
  * the command line, so the corpora are replayed as ordinary tests in every build,
- * including the sanitizer build. Skips missing arguments. */
+ * including the sanitizer build. Skips missing arguments, but fails (exit 1) when it
+ * replayed nothing at all or could not read a file it found: a replay that checks no
+ * input must not pass. A property that does not hold aborts (fuzz_check.h). */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +11,16 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 
+static int unreadable;
+
 static int run_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
+    if (!f) {
+        fprintf(stderr, "cannot read %s\n", path);
+        unreadable++;
         return 0;
+    }
     unsigned char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -64,5 +71,9 @@ int main(int argc, char **argv)
         closedir(d);
     }
     fprintf(stderr, "replayed %d inputs\n", files);
-    return 0;
+    if (files == 0) {
+        fprintf(stderr, "no input replayed: is the corpus folder missing?\n");
+        return 1;
+    }
+    return unreadable ? 1 : 0;
 }

@@ -30,6 +30,9 @@ typedef enum lp_rule {
     LP_RULE_BINARY,            /* error: corrupt binary trace (bad section, bad id, checksum) */
     LP_RULE_IMPORT,            /* warning/error: a record of a foreign format was skipped */
     LP_RULE_LIMIT,             /* error: a capacity limit was reached */
+    LP_RULE_MODEL,             /* error: a model file breaks a rule (unknown name, cycle, bad value) */
+    LP_RULE_UNMATCHED,         /* error: a phase started and never ended, or ended without a start */
+    LP_RULE_GAP,               /* warning: monitoring samples much further apart than usual */
     LP_RULE_COUNT
 } lp_rule;
 

@@ -28,9 +28,7 @@ typedef struct lp_strtab {
     size_t blksize;      /* size of the last block */
     const char **ptr;    /* ptr[id] -> NUL-terminated bytes */
     uint32_t *len;       /* len[id] */
-    uint32_t *hash;      /* open-addressing table of ids+1 (0 = empty), size hcap */
-    uint32_t *hval;      /* cached 32-bit hash of each id, for rehash and quick reject */
-    uint32_t hcap;       /* power of two */
+    struct lp_hmap32 *index; /* the library's hash table (base/hashmap.h): hash of the bytes -> id */
     size_t bytes;        /* total string bytes (without NULs) */
 } lp_strtab;
 

@@ -1,4 +1,8 @@
-/* json.h: a streaming JSON reader for the importers of foreign trace formats.
+/* json.h: the JSON reader of longpole, in three forms over one tokenizer
+ * (src/codec/json_lex.h): the streaming reader for the importers of foreign trace
+ * formats (below), the pull reader over one document in memory (lp_json_pull_*, for
+ * request-log lines and model files) and the head scanner for format detection
+ * (lp_json_head_*). The streaming reader:
  *
  * Trace exports are large (1 GB files are the design point) and have one of a few
  * shapes: a top-level array of records (`[span, ...]`, Chrome's `[event, ...]`), a
@@ -61,6 +65,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "longpole/base/status.h"
 #include "longpole/codec/io.h"
 
@@ -102,6 +107,24 @@ typedef enum lp_json_event {
     LP_JSON_EV_BAD
 } lp_json_event;
 
+/* Why a value could not be read (BAD events, the pull reader): a reason code to decide
+ * on, beside the message for people. */
+typedef enum lp_json_err {
+    LP_JSON_E_NONE = 0,
+    LP_JSON_E_SYNTAX,    /* a byte the grammar does not allow there ("expected ..., found ...") */
+    LP_JSON_E_STRING,    /* inside a string: a control character, a bad escape or \u, a lone
+                            surrogate, a line break */
+    LP_JSON_E_UTF8,      /* invalid UTF-8 in a string */
+    LP_JSON_E_NUMBER,    /* a malformed number; an integer expected or out of range (pull) */
+    LP_JSON_E_DEPTH,     /* nesting deeper than the limit */
+    LP_JSON_E_SIZE,      /* larger than a limit: a record, a string (4 GiB; pull: the caller's
+                            buffer), a count of elements */
+    LP_JSON_E_TRUNCATED, /* the input ends inside a value (a truncated file?) */
+    LP_JSON_E_UNCLOSED,  /* the input ends between the elements (members) of a streamed array
+                            (object) that is not closed: every record before was delivered */
+    LP_JSON_E_INPUT      /* the input failed (corrupt compressed data) */
+} lp_json_err;
+
 typedef struct lp_json_ev {
     lp_json_event kind;
     lp_json_type type;   /* BEGIN and END: LP_JSON_ARRAY or LP_JSON_OBJECT */
@@ -111,6 +134,7 @@ typedef struct lp_json_ev {
     uint64_t index;      /* ELEMENT: 0-based index in its array; VALUE: index of the top-level value */
     uint64_t off, line;  /* where the event's value (or the problem) starts */
     int fatal;           /* BAD: the reader cannot go on; the next call returns LP_END */
+    lp_json_err code;    /* BAD: why (decide on this, not on msg) */
     char msg[240];       /* BAD: what is wrong, without the position */
     unsigned repaired;   /* repair mode: strings of this record that were mended */
     uint64_t roff, rline;/* where the first mended problem is */
@@ -159,6 +183,13 @@ static inline const lp_json *lp_json_next_sibling(const lp_json *n) { return n->
 const lp_json *lp_json_get(const lp_json *obj, const char *key);
 /* Does the key of member m equal k? Is the string node n equal to s? */
 int lp_json_key_is(const lp_json *m, const char *k);
+/* Does the key of member m equal the n bytes at k? LP_JSON_KEY(m, "lit") for a literal
+ * (its length known at compile time: the importers' hot paths). */
+static inline int lp_json_key_eq(const lp_json *m, const char *k, size_t n)
+{
+    return m->klen == n && memcmp(m->key, k, n) == 0;
+}
+#define LP_JSON_KEY(m, lit) lp_json_key_eq(m, lit, sizeof lit - 1)
 int lp_json_str_is(const lp_json *n, const char *s);
 
 /* Number accessors: 0 on success, -1 if n is not a number of that kind or out of range.
@@ -177,5 +208,90 @@ const char *lp_json_type_name(lp_json_type t);
 /* A short printable excerpt of a node for messages: the string (quoted, at most ~40
  * bytes), the number's text, or the type name. Returns buf. */
 const char *lp_json_excerpt(const lp_json *n, char *buf, size_t size);
+
+/* "a string \"abc\"", "a number 12", "an object", "nothing" (n NULL), ... for messages
+ * about a value of the wrong kind. Returns buf. */
+const char *lp_json_what(const lp_json *n, char *buf, size_t size);
+
+/* ---- the pull reader: one JSON text in memory ---------------------------------------- */
+
+/* For a small document in memory (a request-log line, a causal-model file) that the
+ * caller walks itself: objects, arrays, keys and scalars in order, skipping what it does
+ * not need; no tree is built. Strings are returned as a pointer into the input when they
+ * have no escapes, else decoded into a caller buffer (\uXXXX and surrogate pairs become
+ * UTF-8, a lone surrogate U+FFFD). Bytes >= 0x80 pass through unchecked (names are
+ * bytes). Nesting of skipped values is limited (LP_JSON_PULL_MAXDEPTH) so hostile input
+ * cannot exhaust anything. The tokens are those of the streaming reader (one tokenizer,
+ * src/codec/json_lex.h). Every function returns -1 on an error, leaving its reason in
+ * j->code, a message in j->why (a static string) and the place of the problem in j->p. */
+#define LP_JSON_PULL_MAXDEPTH 64
+
+typedef struct lp_json_pull {
+    const char *p;     /* next byte to read */
+    const char *end;   /* end of the input */
+    const char *start; /* start of the input (for offsets) */
+    const char *why;   /* message of the last error (static string) */
+    lp_json_err code;  /* reason of the last error */
+} lp_json_pull;
+
+void lp_json_pull_init(lp_json_pull *j, const char *s, size_t n);
+/* Next non-space byte without consuming it; -1 at the end. */
+int lp_json_pull_peek(lp_json_pull *j);
+/* Consume `c` (after spaces) or fail. */
+int lp_json_pull_expect(lp_json_pull *j, char c);
+/* Inside an object or array after its first element: consume ',' and return 1, or
+ * consume the closing `close` and return 0; -1 on anything else. */
+int lp_json_pull_next(lp_json_pull *j, char close);
+/* A string: (*s, *n) point into the input when it has no escapes, else into buf (cap
+ * bytes; -1 if it does not fit). */
+int lp_json_pull_string(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap);
+/* A number token (JSON grammar); (*s, *n) is its text. */
+int lp_json_pull_number(lp_json_pull *j, const char **s, size_t *n);
+/* A scalar as text: string (decoded) or number or true/false/null (*kind: 's', 'n',
+ * 't', 'f', 'z'). */
+int lp_json_pull_scalar(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap, int *kind);
+/* Skip one value of any kind. */
+int lp_json_pull_skip(lp_json_pull *j);
+/* Begin an object: consume '{'; returns 1 if it has members, 0 if empty ('}' consumed). */
+int lp_json_pull_obj(lp_json_pull *j);
+/* Begin an array: consume '['; returns 1 if it has elements, 0 if empty. */
+int lp_json_pull_arr(lp_json_pull *j);
+/* A key and its ':' (pointer semantics as lp_json_pull_string). */
+int lp_json_pull_key(lp_json_pull *j, const char **s, size_t *n, char *buf, size_t cap);
+/* Integer value (must be an integer JSON number within int64). */
+int lp_json_pull_i64(lp_json_pull *j, int64_t *v);
+/* Only spaces left? */
+int lp_json_pull_at_end(lp_json_pull *j);
+
+/* ---- the head scanner: the first bytes of a file, for format detection ----------------- */
+
+/* The tokens of a JSON head (a file's first bytes, cut anywhere), one at a time, without
+ * checking anything but what a token needs: detectors look at the first structural
+ * tokens and keys. A leading UTF-8 byte order mark is skipped. */
+typedef struct lp_json_head {
+    const unsigned char *p, *end;
+    /* the last token: '{', '}', '[', ']', ':', ',', '"' (a string), '0' (a number), 'l'
+     * (true, false or null), '?' (a byte that starts no token; it is consumed), or 0 at
+     * the end of the head */
+    int tok;
+    const char *s;     /* its text; a string's raw bytes between the quotes (escapes kept) */
+    size_t n;
+    int esc;           /* a string: it holds escapes */
+    int closed;        /* a string: its closing quote is in the head */
+    int newline;       /* a line break came between the previous token and this one */
+} lp_json_head;
+
+void lp_json_head_init(lp_json_head *h, const void *p, size_t n);
+/* The next token (also in h->tok). */
+int lp_json_head_next(lp_json_head *h);
+/* Is the token a whole string without escapes equal to s? */
+int lp_json_head_is(const lp_json_head *h, const char *s);
+
+/* The first structural tokens of a JSON head: "{", "[", or a member key (a string of
+ * less than LP_JSON_HEAD_TOK bytes without escapes, followed by ':'), as many as fit in
+ * max; stops at anything else (a scalar, a long key, the end of the head). Returns the
+ * number of tokens. */
+#define LP_JSON_HEAD_TOK 24
+int lp_json_head_tokens(const void *p, size_t n, char tok[][LP_JSON_HEAD_TOK], int max);
 
 #endif

@@ -40,6 +40,9 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/model/span.h"
+#include "longpole/analysis/grade10/attrib.h"
+#include "longpole/analysis/grade10/issues.h"
+#include "longpole/analysis/crystalperf/bottleneck.h"
 
 #define LP_SQLITE_SCHEMA_VERSION 1
 
@@ -111,8 +114,19 @@ lp_status lp_sqlite_reqlog(lp_sqlite *db, const lp_reqlog *rl, const lp_skew *sk
  * activity graph the spans map to is exported with lp_sqlite_trace. */
 lp_status lp_sqlite_spans(lp_sqlite *db, const lp_spans *sp, const lp_sqlite_opts *o, lp_error *err);
 
+/* A Grade10 analysis (kind "grade10"): the model's phase types and resources, every
+ * phase instance, every (leaf, resource) usage and bottleneck time, the resource
+ * timelines and (with `segments`) their segments' demand and usage, the per-type
+ * totals and the issues (`is` may be NULL). */
+lp_status lp_sqlite_grade10(lp_sqlite *db, const lp_g10_attr *a, const lp_g10_issues *is, int segments,
+                            lp_error *err);
+
 /* Commit; fills *stats (may be NULL). */
 lp_status lp_sqlite_commit(lp_sqlite *db, lp_sqlite_stats *stats, lp_error *err);
+/* CrystalPerf's tables (cpf_info, cpf_path, cpf_ops, cpf_activity) of a profile and the
+ * bottleneck of its trace's critical path; the trace itself is exported with
+ * lp_sqlite_trace in the same run (activity ids match). */
+lp_status lp_sqlite_crystalperf(lp_sqlite *db, const lp_cpf_profile *p, const lp_cpf_bottleneck *b, lp_error *err);
 /* Close; without a commit, everything since lp_sqlite_open is rolled back. */
 void lp_sqlite_close(lp_sqlite *db);
 

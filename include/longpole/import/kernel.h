@@ -67,6 +67,28 @@ typedef enum lp_kev_type {
 } lp_kev_type;
 
 #define LP_KNET_DEV 0x80000000u /* flags bit: a device-level packet event (skb), not a TCP segment */
+#define LP_KNET_TCP 0x40000000u /* with LP_KNET_DEV: the event carried the TCP header (LTTng >= 2.9
+                                   net_dev_queue / netif_receive_skb): a = seq, b = ack_seq, the low
+                                   16 bits of flags = the TCP flags, key = skbaddr (len is not kept) */
+
+/* prev_state of LP_KEV_SCHED_SWITCH (member a): LTTng gives the kernel's number, kept as
+ * it is (its meaning moved between kernel versions; 2048 in many-threads is the
+ * "preempted" report bit of Linux 4.x). ftrace prints letters, which the ftrace reader
+ * maps to these values (docs/formats/ftrace.md). The rule the graph uses on both
+ * (Trace Compass's): (a & 3) == 0 -> the thread was preempted (still runnable), else it
+ * blocked. */
+#define LP_KSTATE_RUNNING     0x0    /* R */
+#define LP_KSTATE_INTERRUPTIBLE 0x1  /* S */
+#define LP_KSTATE_UNINTERRUPTIBLE 0x2 /* D */
+#define LP_KSTATE_STOPPED     0x4    /* T */
+#define LP_KSTATE_TRACED      0x8    /* t */
+#define LP_KSTATE_DEAD        0x10   /* X */
+#define LP_KSTATE_ZOMBIE      0x20   /* Z */
+#define LP_KSTATE_PARKED      0x40   /* P */
+#define LP_KSTATE_WAKEKILL    0x80   /* K */
+#define LP_KSTATE_WAKING      0x100  /* W */
+#define LP_KSTATE_NOLOAD      0x400  /* N; I (idle kernel thread) = UNINTERRUPTIBLE | NOLOAD */
+#define LP_KSTATE_PREEMPTED   0x10000 /* "R+": runnable, preempted (ftrace only) */
 
 typedef struct lp_kev {
     int64_t ts;      /* ns, host clock */
@@ -83,6 +105,16 @@ typedef struct lp_kev {
     lp_str name, name2;
 } lp_kev;
 
+/* A socket's addresses, from inet_connect / inet_accept / inet_sock_clone (the new
+ * socket takes the listening one's local address until its accept names the peer) and
+ * LTTng's statedump when it carries them. IPv4 as host-order integers. */
+typedef struct lp_ksock {
+    uint64_t sk;        /* the kernel's struct sock address */
+    int64_t ts;         /* when these addresses were learnt (a socket address is reused) */
+    uint32_t saddr, daddr;
+    uint16_t sport, dport;
+} lp_ksock;
+
 typedef struct lp_khost {
     lp_str name;        /* host name */
     lp_str source;      /* path of the trace directory or file */
@@ -92,7 +124,21 @@ typedef struct lp_khost {
     uint64_t nreordered;/* events that arrived out of timestamp order and were put in place */
     uint64_t nlost;     /* events the tracer reported lost (discarded-event counters) */
     uint64_t nother;    /* LP_KEV_OTHER events */
+    /* added by the readers (issue 13): */
+    lp_ksock *sock;     /* [nsock], sorted by (sk, ts): the per-socket address table */
+    uint64_t nsock;
+    uint64_t nbad;      /* events skipped: a field the mapping needs was missing or unreadable
+                           (each reported to the diagnostics with file and position) */
+    uint32_t nstreams;  /* CTF data streams (ftrace: CPUs seen) */
+    uint64_t bytes;     /* size of the input read (stream files or text) */
 } lp_khost;
+
+/* The addresses of socket `sk` at time `ts` (the latest entry learnt at or before ts,
+ * else the first one learnt later), or NULL if none is known. */
+const lp_ksock *lp_khost_sock(const lp_khost *h, uint64_t sk, int64_t ts);
+
+/* The stable name of an event type ("sched_switch", "net_send", ...). */
+const char *lp_kev_type_name(lp_kev_type t);
 
 typedef struct lp_ktrace {
     lp_strtab strs;
@@ -109,6 +155,17 @@ void lp_ktrace_free(lp_ktrace *kt);
 lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diags, lp_ktrace **out,
                          lp_error *err);
 
+/* Read ftrace text from memory as one host named `name` (the fuzz target and tests). */
+lp_status lp_ktrace_read_ftrace_mem(const void *data, size_t n, const char *name, lp_diags *diags,
+                                    lp_ktrace **out, lp_error *err);
+
+/* Is `path` a CTF trace directory (a `metadata` file beside its streams), an ftrace
+ * text file, or neither? For detection (load layer) and error messages. */
+typedef enum lp_kformat { LP_KFORMAT_NONE = 0, LP_KFORMAT_CTF, LP_KFORMAT_FTRACE } lp_kformat;
+lp_kformat lp_ktrace_detect(const char *path);
+/* 1 if this build reads CTF (libbabeltrace2 was found), else 0. */
+int lp_ktrace_have_ctf(void);
+
 /* ---- packets matched across hosts, and the clocks they synchronise -------------- */
 
 /* One TCP segment seen leaving one host and entering another: send on (shost, sev),
@@ -121,12 +178,31 @@ typedef struct lp_kpacket {
 } lp_kpacket;
 
 /* A host's clock mapped onto the reference host's: t_ref = slope * t + offset, with
- * the bounds the matched packets allow (convex-hull method, as Trace Compass). */
+ * the bounds the matched packets allow (convex-hull method, as Trace Compass).
+ * slope_lo/hi bound the slope over every line the packets allow; offset_lo/hi bound the
+ * offset at the chosen slope (the chosen offset lies inside them). Hosts reached through
+ * other hosts (a <-> b <-> c) compose the pairwise maps along a spanning tree from the
+ * reference; their bounds are those of the last pair only. */
+typedef enum lp_kclock_quality {
+    LP_KCLOCK_REFERENCE = 0, /* the reference host: identity */
+    LP_KCLOCK_ACCURATE,      /* packets in both directions: slope and offset bounded */
+    LP_KCLOCK_APPROXIMATE,   /* packets in one direction only: a bound on one side (others +-inf) */
+    LP_KCLOCK_FAIL,          /* the packets allow no line (clock jumps, wrong matches): identity kept */
+    LP_KCLOCK_ABSENT         /* no packet links this host to the reference: identity kept */
+} lp_kclock_quality;
+
 typedef struct lp_kclock {
     double slope, offset;
     double slope_lo, slope_hi, offset_lo, offset_hi;
     uint64_t npackets;   /* packets that support it (both directions) */
     int accurate;        /* both directions had packets: bounds are finite */
+    /* added (issue 13): */
+    lp_kclock_quality quality;
+    uint32_t via;        /* the host this one was synchronised against (itself for the reference) */
+    uint64_t nhull;      /* packets on the hull (the ones that set the bounds) */
+    int64_t t0, r0;      /* a time of this host near its packets and its image on the reference
+                            clock: lp_kclock_apply works from there, because a double slope times
+                            an epoch-ns stamp would be off by ~100 ns (0, 0 for the identity) */
 } lp_kclock;
 
 typedef struct lp_kmatch {
@@ -136,13 +212,17 @@ typedef struct lp_kmatch {
     lp_kclock *clock;    /* [nhosts]; the reference host (0) is the identity */
 } lp_kmatch;
 
+/* Match packets across hosts and synchronise every host's clock to host 0. Packets
+ * from a host to itself (loopback) are not matched. m is initialised here. */
 lp_status lp_kmatch_run(const lp_ktrace *kt, lp_kmatch *m, lp_error *err);
 void lp_kmatch_release(lp_kmatch *m);
-/* Host time to reference time (long double: epoch nanoseconds need 61 bits, more than
- * a double's 53). */
+/* Host time to reference time: r0 + slope * (t - t0), rounded to the ns (equal to
+ * slope * t + offset up to rounding; relative to t0 so that the double slope's error
+ * stays far below a ns over any trace's span). */
 static inline int64_t lp_kclock_apply(const lp_kclock *c, int64_t t)
 {
-    return (int64_t)((long double)c->slope * (long double)t + (long double)c->offset);
+    long double d = (long double)c->slope * (long double)(t - c->t0);
+    return c->r0 + (int64_t)(d < 0 ? d - 0.5L : d + 0.5L);
 }
 
 #endif

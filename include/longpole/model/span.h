@@ -105,8 +105,7 @@ typedef struct lp_spans {
     size_t ntraces, captraces;
     lp_str *trace_id;     /* trace id, normalised (hex: lower case, no leading zeros): the key */
     lp_str *trace_text;   /* trace id as first seen in the input: for output */
-    uint32_t *tmap;       /* open addressing: trace index + 1 keyed by trace_id */
-    size_t tmapcap;
+    struct lp_hmap32 *tmap; /* trace_id -> trace index (the library's hash table, base/hashmap.h) */
 
     lp_span_ref *refs;    /* references other than the parent */
     size_t nrefs, caprefs;

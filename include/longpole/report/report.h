@@ -72,6 +72,8 @@
 #include "longpole/analysis/mystery/skew.h"
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/analysis/mystery/reqstats.h"
+#include "longpole/import/stacks.h"
+#include "longpole/analysis/crystalperf/classify.h"
 
 /* ---- HTML output ------------------------------------------------------------------ */
 
@@ -131,6 +133,9 @@ typedef struct lp_report_data {
     const lp_reqstats *reqstats;  /* lp_reqstats_run over the logs */
     int skew_corrected;           /* clock skew was corrected (shown in the report) */
     const char *model_file;       /* the model's file, NULL if inferred from the logs */
+    /* call-stack samples of the trace's run (CrystalPerf: resources section; may be NULL) */
+    const lp_stacks *samples;
+    const lp_cls_model *cpf_model;/* classifier for them (NULL: measured evidence only) */
     /* shown in the header */
     const char *title;            /* NULL: "longpole report: " and the first input's name */
     const char *const *inputs;    /* the input names as given */

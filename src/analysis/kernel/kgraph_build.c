@@ -15,7 +15,7 @@
  * cycle through network links would need them all to take no time.
  */
 #include "analysis/kernel/kgraph_int.h"
-#include "base/par.h"
+#include "base/pool.h"
 #include "longpole/base/alloc.h"
 
 #include <string.h>
@@ -75,14 +75,17 @@ static lp_status index_packets(build *b, lp_error *err)
 }
 
 /* Step 2, on `nthreads` threads: host h on thread h % nthreads. */
-static void run_hosts(void *ctx, unsigned tid, unsigned nthreads)
+/* One host's part (a pool task); its failure is kept per host and reported in host order. */
+static lp_status run_host(void *ctx, size_t task, size_t ntasks, lp_error *err)
 {
+    (void)ntasks;
+    (void)err;
     build *b = ctx;
-    for (uint32_t h = tid; h < b->kt->nhosts; h += nthreads) {
-        khost_in in = {b->kt, h, b->sync ? &b->m->clock[h] : NULL, &b->pkmap[h], b->pk_send, b->pk_recv, b->pk_target};
-        lp_error_clear(&b->errs[h]);
-        b->st[h] = khost_build(&in, &b->outs[h], &b->errs[h]);
-    }
+    uint32_t h = (uint32_t)task;
+    khost_in in = {b->kt, h, b->sync ? &b->m->clock[h] : NULL, &b->pkmap[h], b->pk_send, b->pk_recv, b->pk_target};
+    lp_error_clear(&b->errs[h]);
+    b->st[h] = khost_build(&in, &b->outs[h], &b->errs[h]);
+    return LP_OK;
 }
 
 /* Step 3: network links between the parts. */
@@ -284,10 +287,14 @@ lp_status lp_kgraph_build(const lp_ktrace *kt, const lp_kmatch *m, const lp_kgra
     if ((st = index_packets(&b, err)))
         goto out;
     unsigned want = opts && opts->threads ? opts->threads : 0;
-    unsigned nt = lp_reqpar_threads(want);
-    if (nt > nh)
-        nt = nh ? nh : 1;
-    lp_reqpar_run(nt, run_hosts, &b);
+    unsigned nt = lp_pool_threads(want, nh ? nh : 1);
+    lp_pool *pool = NULL;
+    if (nt > 1 && (st = lp_pool_new(&pool, nt - 1, err)))
+        goto out;
+    st = lp_pool_run(pool, nh, run_host, &b, err);
+    lp_pool_free(pool);
+    if (st)
+        goto out;
     for (uint32_t h = 0; h < nh; h++)
         if (b.st[h]) {
             st = lp_error_set(err, b.st[h], "host '%s': %s", lp_strtab_get(&kt->strs, kt->host[h].name),

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #define XXH_INLINE_ALL
+#include "codec/secwrite.h"
+
 #include <xxhash.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -82,74 +84,45 @@ static int layout(const khdr *h, uint64_t off[S_COUNT])
 
 /* ---- writer ------------------------------------------------------------------------ */
 
-typedef struct kw {
-    FILE *f;
-    XXH3_state_t *h;
-    uint64_t off;
-    int failed;
-} kw;
-
-static void put(kw *w, const void *p, size_t n)
-{
-    if (!n)
-        return;
-    if (fwrite(p, 1, n, w->f) != n)
-        w->failed = 1;
-    XXH3_64bits_update(w->h, p, n);
-    w->off += n;
-}
-
-static void pad(kw *w)
-{
-    static const char zero[8];
-    put(w, zero, (size_t)(pad8(w->off) - w->off));
-}
-
-static void section(kw *w, const void *p, size_t elem, uint64_t n)
-{
-    put(w, p, (size_t)(elem * n));
-    pad(w);
-}
-
-static void put_sources(kw *w, const lp_kindex_fp *fp)
+static void put_sources(lp_secw *w, const lp_kindex_fp *fp)
 {
     uint64_t poff = 0;
     for (size_t i = 0; i < fp->n; i++) {
         ksrc s = {fp->f[i].size, fp->f[i].mtime_ns, fp->f[i].root, fp->f[i].is_root, poff};
-        put(w, &s, sizeof s);
+        lp_secw_put(w, &s, sizeof s);
         poff += strlen(fp->f[i].path) + 1;
     }
-    pad(w);
+    lp_secw_pad(w);
     for (size_t i = 0; i < fp->n; i++)
-        put(w, fp->f[i].path, strlen(fp->f[i].path) + 1);
-    pad(w);
+        lp_secw_put(w, fp->f[i].path, strlen(fp->f[i].path) + 1);
+    lp_secw_pad(w);
 }
 
-static void put_graph(kw *w, const lp_kgraph *g)
+static void put_graph(lp_secw *w, const lp_kgraph *g)
 {
     for (uint32_t i = 0; i < g->strs.n; i++)
-        put(w, g->strs.ptr[i], (size_t)g->strs.len[i] + 1);
-    pad(w);
+        lp_secw_put(w, g->strs.ptr[i], (size_t)g->strs.len[i] + 1);
+    lp_secw_pad(w);
 }
 
-static void put_columns(kw *w, const lp_kgraph *g)
+static void put_columns(lp_secw *w, const lp_kgraph *g)
 {
     lp_kgraph_stats st = g->st;
-    section(w, g->host, 4, g->nhosts);
-    section(w, g->clock_slope, 8, g->nhosts);
-    section(w, g->clock_offset, 8, g->nhosts);
-    section(w, g->w, sizeof(lp_kworker), g->nworkers);
-    section(w, g->voff, 4, (uint64_t)g->nworkers + 1);
-    section(w, g->vt, 8, g->nv);
-    section(w, g->vstate, 1, g->nv);
-    section(w, g->vreason, 1, g->nv);
-    section(w, g->vin, 4, g->nv);
-    section(w, g->vout, 4, g->nv);
-    section(w, g->lfrom, 4, g->nlinks);
-    section(w, g->lto, 4, g->nlinks);
-    section(w, g->lkind, 1, g->nlinks);
-    section(w, g->pk, sizeof(lp_kpktkey), g->npk);
-    section(w, &st, 8, NSTATS);
+    lp_secw_section(w, g->host, 4, g->nhosts);
+    lp_secw_section(w, g->clock_slope, 8, g->nhosts);
+    lp_secw_section(w, g->clock_offset, 8, g->nhosts);
+    lp_secw_section(w, g->w, sizeof(lp_kworker), g->nworkers);
+    lp_secw_section(w, g->voff, 4, (uint64_t)g->nworkers + 1);
+    lp_secw_section(w, g->vt, 8, g->nv);
+    lp_secw_section(w, g->vstate, 1, g->nv);
+    lp_secw_section(w, g->vreason, 1, g->nv);
+    lp_secw_section(w, g->vin, 4, g->nv);
+    lp_secw_section(w, g->vout, 4, g->nv);
+    lp_secw_section(w, g->lfrom, 4, g->nlinks);
+    lp_secw_section(w, g->lto, 4, g->nlinks);
+    lp_secw_section(w, g->lkind, 1, g->nlinks);
+    lp_secw_section(w, g->pk, sizeof(lp_kpktkey), g->npk);
+    lp_secw_section(w, &st, 8, NSTATS);
 }
 
 lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char *path, lp_error *err)
@@ -160,13 +133,13 @@ lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return lp_error_set(err, LP_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-    kw w = {f, XXH3_createState(), 0, 0};
-    if (!w.h) {
+    lp_secw w;
+    lp_status st = lp_secw_init(&w, f, err);
+    if (st) {
         fclose(f);
         unlink(tmp);
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        return st;
     }
-    XXH3_64bits_reset(w.h);
     khdr h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, LP_KINDEX_MAGIC, 8);
@@ -183,19 +156,14 @@ lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char
     h.nlinks = g->nlinks;
     h.npk = g->npk;
     h.nstats = NSTATS;
-    put(&w, &h, sizeof h);
+    lp_secw_put(&w, &h, sizeof h);
     put_graph(&w, g);
     if (fp)
         put_sources(&w, fp);
     else
-        pad(&w), pad(&w);
+        lp_secw_pad(&w), lp_secw_pad(&w);
     put_columns(&w, g);
-    uint64_t sum = XXH3_64bits_digest(w.h);
-    XXH3_freeState(w.h);
-    if (fwrite(&sum, 1, 8, f) != 8)
-        w.failed = 1;
-    if (fflush(f) != 0 || ferror(f))
-        w.failed = 1;
+    lp_secw_finish(&w);
     if (fclose(f) != 0)
         w.failed = 1;
     if (w.failed || rename(tmp, path) != 0) {

@@ -15,7 +15,8 @@
  */
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/base/alloc.h"
-#include "base/par.h"
+#include "base/hashmap.h"
+#include "base/pool.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -63,33 +64,27 @@ void lp_causal_release(lp_causal *m)
     lp_free(m->seen);
     lp_free(m->filter);
     lp_free(m->pipe_rej);
-    lp_free(m->shash);
+    if (m->segmap)
+        lp_hmap32_release(m->segmap);
+    lp_free(m->segmap);
     memset(m, 0, sizeof *m);
 }
 
 static inline uint32_t seg_hash(lp_str t, lp_str f, lp_str e)
 {
-    uint64_t h = ((uint64_t)t * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)f * 0xC2B2AE3D27D4EB4FULL) ^
-                 ((uint64_t)e * 0x165667B19E3779F9ULL);
-    return (uint32_t)(h ^ (h >> 29));
+    return (uint32_t)lp_hash_mix((uint64_t)t << 32 | f, e);
 }
 
-/* Rebuild the name index for capacity `cap` (a power of two). */
-static int index_segments(lp_causal *m, uint32_t cap)
+/* A segment's names being looked up, for the table's equality callback. */
+typedef struct segkey {
+    const lp_causal *m;
+    lp_str t, f, e;
+} segkey;
+
+static inline int same_segment(const void *ctx, uint64_t s)
 {
-    uint32_t *h = lp_calloc(cap, sizeof *h);
-    if (!h)
-        return -1;
-    for (uint32_t s = 0; s < m->nseg; s++) {
-        uint32_t i = seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]) & (cap - 1);
-        while (h[i])
-            i = (i + 1) & (cap - 1);
-        h[i] = s + 1;
-    }
-    lp_free(m->shash);
-    m->shash = h;
-    m->shcap = cap;
-    return 0;
+    const segkey *k = ctx;
+    return k->m->seg_task[s] == k->t && k->m->seg_from[s] == k->f && k->m->seg_to[s] == k->e;
 }
 
 lp_status lp_causal_set_filter(lp_causal *m, const char *regex, lp_error *err)
@@ -157,14 +152,11 @@ uint32_t lp_causal_find(const lp_causal *m, const char *task, const char *from, 
     lp_str t = lp_strtab_find(&m->names, task, strlen(task));
     lp_str f = lp_strtab_find(&m->names, from, strlen(from));
     lp_str e = lp_strtab_find(&m->names, to, strlen(to));
-    if (t == LP_STR_NONE || f == LP_STR_NONE || e == LP_STR_NONE || !m->shcap)
+    if (t == LP_STR_NONE || f == LP_STR_NONE || e == LP_STR_NONE || !m->segmap)
         return LP_CAUSAL_NONE;
-    for (uint32_t i = seg_hash(t, f, e) & (m->shcap - 1); m->shash[i]; i = (i + 1) & (m->shcap - 1)) {
-        uint32_t s = m->shash[i] - 1;
-        if (m->seg_task[s] == t && m->seg_from[s] == f && m->seg_to[s] == e)
-            return s;
-    }
-    return LP_CAUSAL_NONE;
+    segkey k = {m, t, f, e};
+    uint32_t s = lp_hmap32_find(m->segmap, seg_hash(t, f, e), same_segment, &k, NULL);
+    return s == LP_HMAP32_EMPTY ? LP_CAUSAL_NONE : s;
 }
 
 lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, const char *to, uint32_t *id,
@@ -204,6 +196,8 @@ lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, co
     }
     if (grow_words(m, m->nseg + 1))
         goto nomem;
+    if (!m->segmap && !(m->segmap = lp_calloc(1, sizeof *m->segmap))) /* zeroed: an empty table */
+        goto nomem;
     s = m->nseg;
     if (lp_strtab_intern(&m->names, task, strlen(task), &m->seg_task[s]) ||
         lp_strtab_intern(&m->names, from, strlen(from), &m->seg_from[s]) ||
@@ -212,18 +206,9 @@ lp_status lp_causal_segment(lp_causal *m, const char *task, const char *from, co
     m->seg_count[s] = 0;
     m->seg_cross[s] = 0;
     m->seg_dropped[s] = 0;
+    if (lp_hmap32_add(m->segmap, seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]), s, NULL))
+        goto nomem;
     m->nseg++;
-    if ((uint64_t)m->nseg * 2 > m->shcap) {
-        if (index_segments(m, m->shcap ? m->shcap * 2 : 128)) {
-            m->nseg--;
-            goto nomem;
-        }
-    } else {
-        uint32_t i = seg_hash(m->seg_task[s], m->seg_from[s], m->seg_to[s]) & (m->shcap - 1);
-        while (m->shash[i])
-            i = (i + 1) & (m->shcap - 1);
-        m->shash[i] = s + 1;
-    }
     if (m->filter) {
         regex_t re;
         if (regcomp(&re, m->filter, REG_EXTENDED | REG_NOSUB) == 0) {
@@ -356,101 +341,110 @@ static void sort_by(uint32_t *idx, const int64_t *key, size_t n)
     }
 }
 
-static int rf_request(rf_ctx *C, rf_thread *T, uint64_t r)
+/* The thread's per-row buffers for a request of `rows` rows. */
+static int rf_reserve_rows(rf_thread *T, size_t rows)
 {
-    const lp_reqlog *rl = C->rl;
-    size_t rows = (size_t)(rl->rfirst[r + 1] - rl->rfirst[r]);
-    if (rows > T->caprows) {
-        size_t nc = rows * 2;
-        rseg *s = lp_reallocarray(T->segs, nc, sizeof *s);
-        if (!s)
-            return -1;
-        T->segs = s;
-        int64_t *k1 = lp_reallocarray(T->skey, nc, sizeof *k1);
-        if (!k1)
-            return -1;
-        T->skey = k1;
-        int64_t *k2 = lp_reallocarray(T->ekey, nc, sizeof *k2);
-        if (!k2)
-            return -1;
-        T->ekey = k2;
-        uint32_t *i1 = lp_reallocarray(T->sidx, nc, sizeof *i1);
-        if (!i1)
-            return -1;
-        T->sidx = i1;
-        uint32_t *i2 = lp_reallocarray(T->eidx, nc, sizeof *i2);
-        if (!i2)
-            return -1;
-        T->eidx = i2;
-        T->caprows = nc;
-    }
-    size_t n = request_segments(rl, r, C->map, C->m->seg_dropped, T->segs);
-    if (n == 0)
+    if (rows <= T->caprows)
         return 0;
-    uint32_t W = C->words;
-    if (n + 1 > T->capn) {
-        size_t nc = (n + 1) * 2;
-        uint64_t *a = lp_reallocarray(T->suf, nc * W, sizeof *a);
-        if (!a)
-            return -1;
-        T->suf = a;
-        uint64_t *b = lp_reallocarray(T->pre, nc * W, sizeof *b);
-        if (!b)
-            return -1;
-        T->pre = b;
-        T->capn = nc;
+    size_t nc = rows * 2;
+    rseg *s = lp_reallocarray(T->segs, nc, sizeof *s);
+    if (!s)
+        return -1;
+    T->segs = s;
+    int64_t *k1 = lp_reallocarray(T->skey, nc, sizeof *k1);
+    if (!k1)
+        return -1;
+    T->skey = k1;
+    int64_t *k2 = lp_reallocarray(T->ekey, nc, sizeof *k2);
+    if (!k2)
+        return -1;
+    T->ekey = k2;
+    uint32_t *i1 = lp_reallocarray(T->sidx, nc, sizeof *i1);
+    if (!i1)
+        return -1;
+    T->sidx = i1;
+    uint32_t *i2 = lp_reallocarray(T->eidx, nc, sizeof *i2);
+    if (!i2)
+        return -1;
+    T->eidx = i2;
+    T->caprows = nc;
+    return 0;
+}
+
+/* The thread's suffix and prefix sets for n segments of W words. */
+static int rf_reserve_sets(rf_thread *T, size_t n, uint32_t W)
+{
+    if (n + 1 <= T->capn)
+        return 0;
+    size_t nc = (n + 1) * 2;
+    uint64_t *a = lp_reallocarray(T->suf, nc * W, sizeof *a);
+    if (!a)
+        return -1;
+    T->suf = a;
+    uint64_t *b = lp_reallocarray(T->pre, nc * W, sizeof *b);
+    if (!b)
+        return -1;
+    T->pre = b;
+    T->capn = nc;
+    return 0;
+}
+
+/* The first start rank with start >= e. */
+static inline size_t rf_starts_before(const rf_thread *T, size_t n, int64_t e)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (T->skey[T->sidx[mid]] >= e)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
-    rseg *S = T->segs;
+    return lo;
+}
+
+/* The number of segments with end <= s. */
+static inline size_t rf_ends_by(const rf_thread *T, size_t n, int64_t s)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (T->ekey[T->eidx[mid]] <= s)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The refinement with one word per set (at most 64 segments in the model). */
+static void rf_one_word(rf_thread *T, const rseg *S, size_t n)
+{
+    uint64_t *suf = T->suf, *pre = T->pre;
+    uint64_t p = 0;
+    for (size_t i = 0; i < n; i++)
+        p |= 1ULL << S[i].id;
+    suf[n] = 0;
+    for (size_t k = n; k-- > 0;)
+        suf[k] = suf[k + 1] | 1ULL << S[T->sidx[k]].id;
+    pre[0] = 0;
+    for (size_t k = 0; k < n; k++)
+        pre[k + 1] = pre[k] | 1ULL << S[T->eidx[k]].id;
+    uint64_t np = ~p;
     for (size_t i = 0; i < n; i++) {
-        T->skey[i] = S[i].start;
-        T->ekey[i] = S[i].end;
-        T->sidx[i] = (uint32_t)i;
-        T->eidx[i] = (uint32_t)i;
-        T->count[S[i].id]++;
+        uint64_t succ = suf[rf_starts_before(T, n, S[i].end)];
+        uint64_t pred = pre[rf_ends_by(T, n, S[i].start)];
+        uint32_t id = S[i].id;
+        T->hb[id] &= succ | np;
+        T->mx[id] &= succ | pred | np;
+        T->seen[id] |= p;
     }
-    sort_by(T->sidx, T->skey, n);
-    sort_by(T->eidx, T->ekey, n);
+}
+
+/* The refinement with W words per set. */
+static void rf_words(rf_thread *T, const rseg *S, size_t n, uint32_t W)
+{
     uint64_t *P = T->present, *suf = T->suf, *pre = T->pre;
-    if (W == 1) {
-        uint64_t p = 0;
-        for (size_t i = 0; i < n; i++)
-            p |= 1ULL << S[i].id;
-        suf[n] = 0;
-        for (size_t k = n; k-- > 0;)
-            suf[k] = suf[k + 1] | 1ULL << S[T->sidx[k]].id;
-        pre[0] = 0;
-        for (size_t k = 0; k < n; k++)
-            pre[k + 1] = pre[k] | 1ULL << S[T->eidx[k]].id;
-        uint64_t np = ~p;
-        for (size_t i = 0; i < n; i++) {
-            /* first start rank with start >= end_i */
-            size_t lo = 0, hi = n;
-            int64_t e = S[i].end, s = S[i].start;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (T->skey[T->sidx[mid]] >= e)
-                    hi = mid;
-                else
-                    lo = mid + 1;
-            }
-            uint64_t succ = suf[lo];
-            /* number of segments with end <= start_i */
-            lo = 0, hi = n;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (T->ekey[T->eidx[mid]] <= s)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            uint64_t pred = pre[lo];
-            uint32_t id = S[i].id;
-            T->hb[id] &= succ | np;
-            T->mx[id] &= succ | pred | np;
-            T->seen[id] |= p;
-        }
-        return 0;
-    }
     for (size_t i = 0; i < n; i++)
         P[S[i].id >> 6] |= 1ULL << (S[i].id & 63);
     memset(suf + n * W, 0, W * sizeof *suf);
@@ -466,25 +460,8 @@ static int rf_request(rf_ctx *C, rf_thread *T, uint64_t r)
         pre[(k + 1) * W + (id >> 6)] |= 1ULL << (id & 63);
     }
     for (size_t i = 0; i < n; i++) {
-        size_t lo = 0, hi = n;
-        int64_t e = S[i].end, s = S[i].start;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (T->skey[T->sidx[mid]] >= e)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        const uint64_t *succ = suf + lo * W;
-        lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (T->ekey[T->eidx[mid]] <= s)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        const uint64_t *pred = pre + lo * W;
+        const uint64_t *succ = suf + rf_starts_before(T, n, S[i].end) * W;
+        const uint64_t *pred = pre + rf_ends_by(T, n, S[i].start) * W;
         uint32_t id = S[i].id;
         uint64_t *h = T->hb + (size_t)id * W, *x = T->mx + (size_t)id * W, *sn = T->seen + (size_t)id * W;
         for (uint32_t k = 0; k < W; k++) {
@@ -496,15 +473,42 @@ static int rf_request(rf_ctx *C, rf_thread *T, uint64_t r)
     }
     for (size_t i = 0; i < n; i++)
         P[S[i].id >> 6] = 0;
+}
+
+static int rf_request(rf_ctx *C, rf_thread *T, uint64_t r)
+{
+    const lp_reqlog *rl = C->rl;
+    if (rf_reserve_rows(T, (size_t)(rl->rfirst[r + 1] - rl->rfirst[r])))
+        return -1;
+    size_t n = request_segments(rl, r, C->map, C->m->seg_dropped, T->segs);
+    if (n == 0)
+        return 0;
+    uint32_t W = C->words;
+    if (rf_reserve_sets(T, n, W))
+        return -1;
+    rseg *S = T->segs;
+    for (size_t i = 0; i < n; i++) {
+        T->skey[i] = S[i].start;
+        T->ekey[i] = S[i].end;
+        T->sidx[i] = (uint32_t)i;
+        T->eidx[i] = (uint32_t)i;
+        T->count[S[i].id]++;
+    }
+    sort_by(T->sidx, T->skey, n);
+    sort_by(T->eidx, T->ekey, n);
+    if (W == 1)
+        rf_one_word(T, S, n);
+    else
+        rf_words(T, S, n, W);
     return 0;
 }
 
-static void rf_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rf_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rf_ctx *C = ctx;
     rf_thread *T = &C->th[tid];
     uint64_t lo, hi;
-    lp_reqpar_range(C->hi - C->lo, tid, nthr, &lo, &hi);
+    lp_pool_range(C->hi - C->lo, tid, nthr, &lo, &hi);
     size_t cells = (size_t)C->nseg * C->words;
     memset(T->hb, 0xff, cells * sizeof *T->hb);
     memset(T->mx, 0xff, cells * sizeof *T->mx);
@@ -515,6 +519,7 @@ static void rf_worker(void *ctx, unsigned tid, unsigned nthr)
         if (rf_request(C, T, r))
             T->nomem = 1;
     }
+    return LP_OK;
 }
 
 static inline uint64_t popc(uint64_t x) { return (uint64_t)__builtin_popcountll(x); }
@@ -576,7 +581,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
         o = &def;
     }
     free_derived(m);
-    unsigned nthr = lp_reqpar_threads(o->threads);
+    unsigned nthr = lp_pool_threads(o->threads, 64);
     if (nthr > 1 && rl->nreqs < 2048)
         nthr = 1;
     uint32_t W = m->words ? m->words : 1;
@@ -588,6 +593,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     lp_causal_conv *conv = NULL;
     size_t nconv = 0, capconv = 0;
     lp_status st = LP_OK;
+    lp_pool *pool = NULL;
     if (!th)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     for (unsigned t = 0; t < nthr; t++) {
@@ -608,10 +614,11 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     if (o->conv)
         measure(m, &prev);
     uint64_t base_requests = m->nreq;
+    lp_pool_new(&pool, nthr - 1, NULL); /* one pool for every block; without it, the parts run here */
     for (uint64_t lo = 0; lo < rl->nreqs; lo += block) {
         C.lo = lo;
         C.hi = lo + block < rl->nreqs ? lo + block : rl->nreqs;
-        lp_reqpar_run(nthr, rf_worker, &C);
+        lp_pool_run(pool, nthr, rf_worker, &C, NULL);
         for (unsigned t = 0; t < nthr; t++)
             if (th[t].nomem) {
                 st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -663,6 +670,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
             o->progress(o->progress_ctx, "inferring", C.hi, rl->nreqs);
     }
 out:
+    lp_pool_free(pool);
     for (unsigned t = 0; t < nthr; t++) {
         lp_free(th[t].hb), lp_free(th[t].mx), lp_free(th[t].seen), lp_free(th[t].count);
         lp_free(th[t].present), lp_free(th[t].suf), lp_free(th[t].pre), lp_free(th[t].segs);
@@ -818,12 +826,12 @@ typedef struct pp_ctx {
     int *nomem;
 } pp_ctx;
 
-static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status pp_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     pp_ctx *C = ctx;
     const lp_causal *m = C->m;
     uint64_t lo, hi;
-    lp_reqpar_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(C->rl->nreqs, tid, nthr, &lo, &hi);
     int64_t *start = C->start[tid];
     uint8_t *rej = C->rej + (size_t)tid * m->npipes;
     for (uint64_t r = lo; r < hi; r++) {
@@ -834,7 +842,7 @@ static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
             rseg *s = lp_reallocarray(C->segs[tid], rows * 2, sizeof *s);
             if (!s) {
                 C->nomem[tid] = 1;
-                return;
+                return LP_OK;
             }
             C->segs[tid] = s;
             C->capsegs[tid] = rows * 2;
@@ -866,13 +874,226 @@ static void pp_worker(void *ctx, unsigned tid, unsigned nthr)
         for (size_t i = 0; i < n; i++)
             start[S[i].id] = INT64_MIN;
     }
+    return LP_OK;
+}
+
+/* The pipeline search of lp_causal_finish: the tasks, and per consumer task the pairs
+ * (t1, a, b) found so far. */
+typedef struct plsearch {
+    const uint64_t *e;       /* direct happens-before edges, rows of W words */
+    const uint32_t *order;   /* segments in topological order */
+    uint32_t S, W, ntask;
+    lp_str *tasks;           /* [ntask] task names */
+    uint32_t *tix;           /* [S] task index of each segment */
+    uint32_t *fcur, *lastf, *npairs, *touched; /* per task */
+    uint8_t *mono;           /* per task: its f stays in topological order */
+    uint32_t *pa, *pt, *pb;  /* the current consumer's pairs: a, t1, b */
+    size_t cappairs, npp;
+} plsearch;
+
+static int pl_alloc(plsearch *P, const lp_causal *m)
+{
+    uint32_t S = P->S;
+    P->tasks = lp_malloc(S * sizeof *P->tasks);
+    P->tix = lp_malloc(S * sizeof *P->tix);
+    P->fcur = lp_malloc(S * sizeof *P->fcur), P->lastf = lp_malloc(S * sizeof *P->lastf);
+    P->npairs = lp_malloc(S * sizeof *P->npairs), P->touched = lp_malloc(S * sizeof *P->touched);
+    P->mono = lp_malloc(S);
+    P->pa = lp_malloc((size_t)S * 2 * sizeof *P->pa);
+    P->pt = lp_malloc(S * sizeof *P->pt), P->pb = lp_malloc(S * sizeof *P->pb);
+    P->cappairs = S;
+    if (!P->tasks || !P->tix || !P->fcur || !P->lastf || !P->npairs || !P->touched || !P->mono || !P->pa || !P->pt ||
+        !P->pb)
+        return -1;
+    for (uint32_t s2 = 0; s2 < S; s2++) {
+        uint32_t k;
+        for (k = 0; k < P->ntask && P->tasks[k] != m->seg_task[s2]; k++)
+            ;
+        if (k == P->ntask)
+            P->tasks[P->ntask++] = m->seg_task[s2];
+        P->tix[s2] = k;
+    }
+    for (uint32_t t = 0; t < P->ntask; t++)
+        P->fcur[t] = P->lastf[t] = UINT32_MAX;
+    return 0;
+}
+
+static void pl_free(plsearch *P)
+{
+    lp_free(P->tasks), lp_free(P->pa), lp_free(P->pb), lp_free(P->tix), lp_free(P->fcur), lp_free(P->lastf);
+    lp_free(P->npairs), lp_free(P->touched), lp_free(P->mono), lp_free(P->pt);
+}
+
+/* Record the pair (t, f, b). */
+static int pl_pair(plsearch *P, uint32_t t, uint32_t f, uint32_t b)
+{
+    if (P->npp == P->cappairs) {
+        size_t nc = P->cappairs * 2;
+        uint32_t *x1 = lp_reallocarray(P->pa, nc, sizeof *P->pa), *x2 = x1 ? lp_reallocarray(P->pt, nc, sizeof *P->pt) : NULL;
+        if (x1)
+            P->pa = x1;
+        if (x2)
+            P->pt = x2;
+        uint32_t *x3 = x2 ? lp_reallocarray(P->pb, nc, sizeof *P->pb) : NULL;
+        if (!x3)
+            return -1;
+        P->pb = x3;
+        P->cappairs = nc;
+    }
+    P->pt[P->npp] = t;
+    P->pa[P->npp] = f;
+    P->pb[P->npp] = b;
+    P->npp++;
+    return 0;
+}
+
+/* Consumer task j: its segments b in topological order; for every other task t1, f(b)
+ * = the last segment of t1 (topologically) happening before b; each new f gives a
+ * pair. One scan of each b's column. */
+static int pl_consumer(plsearch *P, const lp_causal *m, uint32_t j)
+{
+    const uint32_t S = P->S, W = P->W;
+    const uint64_t *e = P->e;
+    for (uint32_t t = 0; t < P->ntask; t++)
+        P->lastf[t] = UINT32_MAX, P->npairs[t] = 0, P->mono[t] = 1;
+    P->npp = 0;
+    for (uint32_t k = 0; k < S; k++) {
+        uint32_t b = P->order[k];
+        if (m->seg_dropped[b] || P->tix[b] != j)
+            continue;
+        uint32_t nt = 0;
+        for (uint32_t a = 0; a < S; a++) {
+            if (P->tix[a] == j || m->seg_dropped[a] || !((e[(size_t)a * W + (b >> 6)] >> (b & 63)) & 1))
+                continue;
+            uint32_t t = P->tix[a];
+            if (P->fcur[t] == UINT32_MAX) {
+                P->touched[nt++] = t;
+                P->fcur[t] = a;
+            } else if (m->topo[a] > m->topo[P->fcur[t]]) {
+                P->fcur[t] = a;
+            }
+        }
+        for (uint32_t x = 0; x < nt; x++) {
+            uint32_t t = P->touched[x], f = P->fcur[t];
+            P->fcur[t] = UINT32_MAX;
+            if (f == P->lastf[t])
+                continue;
+            if (P->lastf[t] != UINT32_MAX && m->topo[f] < m->topo[P->lastf[t]])
+                P->mono[t] = 0;
+            P->lastf[t] = f;
+            P->npairs[t]++;
+            if (pl_pair(P, t, f, b))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The pipelines into consumer task j: every producer with two pairs or more in
+ * topological order, not rejected before. */
+static int pl_pipes(plsearch *P, lp_causal *m, uint32_t j)
+{
+    for (uint32_t t = 0; t < P->ntask; t++) {
+        if (t == j || P->npairs[t] < 2 || !P->mono[t] || pipe_rejected(m, P->tasks[t], P->tasks[j]))
+            continue;
+        lp_causal_pipe *pp = lp_reallocarray(m->pipes, m->npipes + 1, sizeof *pp);
+        if (!pp)
+            return -1;
+        m->pipes = pp;
+        pp = &m->pipes[m->npipes];
+        pp->t1 = P->tasks[t];
+        pp->t2 = P->tasks[j];
+        pp->npairs = P->npairs[t];
+        pp->a = lp_malloc(P->npairs[t] * sizeof *pp->a);
+        pp->b = lp_malloc(P->npairs[t] * sizeof *pp->b);
+        m->npipes++;
+        if (!pp->a || !pp->b)
+            return -1;
+        uint32_t q = 0;
+        for (size_t x = 0; x < P->npp; x++)
+            if (P->pt[x] == t) {
+                pp->a[q] = P->pa[x];
+                pp->b[q] = P->pb[x];
+                q++;
+            }
+    }
+    return 0;
+}
+
+/* FIFO counterexamples: pipelines some request contradicts are rejected (remembered in
+ * pipe_rej). Returns 0, or -1 when out of memory. */
+static int pl_fifo(lp_causal *m, const lp_reqlog *rl, const uint32_t *map)
+{
+    uint32_t S = m->nseg;
+    unsigned nthr = lp_pool_threads(0, 64);
+    if (rl->nreqs < 4096)
+        nthr = 1;
+    pp_ctx C;
+    memset(&C, 0, sizeof C);
+    C.m = m;
+    C.rl = rl;
+    C.map = map;
+    C.rej = lp_calloc((size_t)nthr * m->npipes, 1);
+    C.start = lp_calloc(nthr, sizeof *C.start);
+    C.segs = lp_calloc(nthr, sizeof *C.segs);
+    C.capsegs = lp_calloc(nthr, sizeof *C.capsegs);
+    C.nomem = lp_calloc(nthr, sizeof *C.nomem);
+    int ok = C.rej && C.start && C.segs && C.capsegs && C.nomem;
+    for (unsigned t = 0; ok && t < nthr; t++) {
+        C.start[t] = lp_malloc(S * sizeof **C.start);
+        if (!C.start[t])
+            ok = 0;
+        else
+            for (uint32_t s = 0; s < S; s++)
+                C.start[t][s] = INT64_MIN;
+    }
+    if (ok) {
+        lp_pool *pool = NULL;
+        lp_pool_new(&pool, nthr - 1, NULL); /* without it, the parts run here */
+        lp_pool_run(pool, nthr, pp_worker, &C, NULL);
+        lp_pool_free(pool);
+        for (unsigned t = 0; t < nthr; t++)
+            if (C.nomem[t])
+                ok = 0;
+    }
+    if (ok) {
+        uint32_t keep = 0;
+        for (uint32_t p = 0; p < m->npipes; p++) {
+            int r = 0;
+            for (unsigned t = 0; t < nthr; t++)
+                r |= C.rej[(size_t)t * m->npipes + p];
+            if (r) {
+                lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
+                if (!pr) {
+                    ok = 0;
+                    break;
+                }
+                m->pipe_rej = pr;
+                pr[2 * m->npipe_rej] = m->pipes[p].t1;
+                pr[2 * m->npipe_rej + 1] = m->pipes[p].t2;
+                m->npipe_rej++;
+                lp_free(m->pipes[p].a);
+                lp_free(m->pipes[p].b);
+            } else {
+                m->pipes[keep++] = m->pipes[p];
+            }
+        }
+        m->npipes = keep;
+    }
+    if (C.start)
+        for (unsigned t = 0; t < nthr; t++)
+            lp_free(C.start[t]);
+    if (C.segs)
+        for (unsigned t = 0; t < nthr; t++)
+            lp_free(C.segs[t]);
+    lp_free(C.rej), lp_free(C.start), lp_free(C.segs), lp_free(C.capsegs), lp_free(C.nomem);
+    return ok ? 0 : -1;
 }
 
 lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err)
 {
     free_derived(m);
     uint32_t S = m->nseg, W = m->words;
-    lp_status st = LP_OK;
     if (S == 0) {
         m->finished = 1;
         return LP_OK;
@@ -884,183 +1105,21 @@ lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
         lp_free(e), lp_free(order);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    /* pipelines: for each consumer task t2, its segments b in topological order; for
-     * every other task t1, f(b) = the last segment of t1 (topologically) happening
-     * before b; each new f gives a pair. One scan of each b's column: O(S^2). */
-    uint32_t ntask = 0;
-    lp_str *tasks = lp_malloc(S * sizeof *tasks);
-    uint32_t *tix = lp_malloc(S * sizeof *tix);
-    uint32_t *fcur = lp_malloc(S * sizeof *fcur), *lastf = lp_malloc(S * sizeof *lastf);
-    uint32_t *npairs = lp_malloc(S * sizeof *npairs), *touched = lp_malloc(S * sizeof *touched);
-    uint8_t *mono = lp_malloc(S);
-    uint32_t *pa = lp_malloc((size_t)S * 2 * sizeof *pa); /* pairs of the current t2: (t1, a, b) triples */
-    uint32_t *pt = lp_malloc(S * sizeof *pt), *pb = lp_malloc(S * sizeof *pb);
-    uint32_t *best = NULL;
-    size_t cappairs = S, npp = 0;
-    if (!tasks || !tix || !fcur || !lastf || !npairs || !touched || !mono || !pa || !pt || !pb) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (uint32_t s2 = 0; s2 < S; s2++) {
-        uint32_t k;
-        for (k = 0; k < ntask && tasks[k] != m->seg_task[s2]; k++)
-            ;
-        if (k == ntask)
-            tasks[ntask++] = m->seg_task[s2];
-        tix[s2] = k;
-    }
-    for (uint32_t t = 0; t < ntask; t++)
-        fcur[t] = lastf[t] = UINT32_MAX;
-    for (uint32_t j = 0; j < ntask; j++) {
-        for (uint32_t t = 0; t < ntask; t++)
-            lastf[t] = UINT32_MAX, npairs[t] = 0, mono[t] = 1;
-        npp = 0;
-        for (uint32_t k = 0; k < S; k++) {
-            uint32_t b = order[k];
-            if (m->seg_dropped[b] || tix[b] != j)
-                continue;
-            uint32_t nt = 0;
-            for (uint32_t a = 0; a < S; a++) {
-                if (tix[a] == j || m->seg_dropped[a] || !((e[(size_t)a * W + (b >> 6)] >> (b & 63)) & 1))
-                    continue;
-                uint32_t t = tix[a];
-                if (fcur[t] == UINT32_MAX) {
-                    touched[nt++] = t;
-                    fcur[t] = a;
-                } else if (m->topo[a] > m->topo[fcur[t]]) {
-                    fcur[t] = a;
-                }
-            }
-            for (uint32_t x = 0; x < nt; x++) {
-                uint32_t t = touched[x], f = fcur[t];
-                fcur[t] = UINT32_MAX;
-                if (f == lastf[t])
-                    continue;
-                if (lastf[t] != UINT32_MAX && m->topo[f] < m->topo[lastf[t]])
-                    mono[t] = 0;
-                lastf[t] = f;
-                npairs[t]++;
-                if (npp == cappairs) {
-                    size_t nc = cappairs * 2;
-                    uint32_t *x1 = lp_reallocarray(pa, nc, sizeof *pa), *x2 = x1 ? lp_reallocarray(pt, nc, sizeof *pt) : NULL;
-                    if (x1)
-                        pa = x1;
-                    if (x2)
-                        pt = x2;
-                    uint32_t *x3 = x2 ? lp_reallocarray(pb, nc, sizeof *pb) : NULL;
-                    if (!x3) {
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                        goto out;
-                    }
-                    pb = x3;
-                    cappairs = nc;
-                }
-                pt[npp] = t;
-                pa[npp] = f;
-                pb[npp] = b;
-                npp++;
-            }
-        }
-        for (uint32_t t = 0; t < ntask; t++) {
-            if (t == j || npairs[t] < 2 || !mono[t] || pipe_rejected(m, tasks[t], tasks[j]))
-                continue;
-            lp_causal_pipe *pp = lp_reallocarray(m->pipes, m->npipes + 1, sizeof *pp);
-            if (!pp) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-            m->pipes = pp;
-            pp = &m->pipes[m->npipes];
-            pp->t1 = tasks[t];
-            pp->t2 = tasks[j];
-            pp->npairs = npairs[t];
-            pp->a = lp_malloc(npairs[t] * sizeof *pp->a);
-            pp->b = lp_malloc(npairs[t] * sizeof *pp->b);
-            m->npipes++;
-            if (!pp->a || !pp->b) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-            uint32_t q = 0;
-            for (size_t x = 0; x < npp; x++)
-                if (pt[x] == t) {
-                    pp->a[q] = pa[x];
-                    pp->b[q] = pb[x];
-                    q++;
-                }
-        }
-    }
-    (void)best;
-    if (rl && m->npipes) {
-        /* FIFO counterexamples */
-        unsigned nthr = lp_reqpar_threads(0);
-        if (rl->nreqs < 4096)
-            nthr = 1;
-        pp_ctx C;
-        memset(&C, 0, sizeof C);
-        C.m = m;
-        C.rl = rl;
-        C.map = map;
-        C.rej = lp_calloc((size_t)nthr * m->npipes, 1);
-        C.start = lp_calloc(nthr, sizeof *C.start);
-        C.segs = lp_calloc(nthr, sizeof *C.segs);
-        C.capsegs = lp_calloc(nthr, sizeof *C.capsegs);
-        C.nomem = lp_calloc(nthr, sizeof *C.nomem);
-        int ok = C.rej && C.start && C.segs && C.capsegs && C.nomem;
-        for (unsigned t = 0; ok && t < nthr; t++) {
-            C.start[t] = lp_malloc(S * sizeof **C.start);
-            if (!C.start[t])
-                ok = 0;
-            else
-                for (uint32_t s = 0; s < S; s++)
-                    C.start[t][s] = INT64_MIN;
-        }
-        if (ok) {
-            lp_reqpar_run(nthr, pp_worker, &C);
-            for (unsigned t = 0; t < nthr; t++)
-                if (C.nomem[t])
-                    ok = 0;
-        }
-        if (ok) {
-            uint32_t keep = 0;
-            for (uint32_t p = 0; p < m->npipes; p++) {
-                int r = 0;
-                for (unsigned t = 0; t < nthr; t++)
-                    r |= C.rej[(size_t)t * m->npipes + p];
-                if (r) {
-                    lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
-                    if (!pr) {
-                        ok = 0;
-                        break;
-                    }
-                    m->pipe_rej = pr;
-                    pr[2 * m->npipe_rej] = m->pipes[p].t1;
-                    pr[2 * m->npipe_rej + 1] = m->pipes[p].t2;
-                    m->npipe_rej++;
-                    lp_free(m->pipes[p].a);
-                    lp_free(m->pipes[p].b);
-                } else {
-                    m->pipes[keep++] = m->pipes[p];
-                }
-            }
-            m->npipes = keep;
-        }
-        if (C.start)
-            for (unsigned t = 0; t < nthr; t++)
-                lp_free(C.start[t]);
-        if (C.segs)
-            for (unsigned t = 0; t < nthr; t++)
-                lp_free(C.segs[t]);
-        lp_free(C.rej), lp_free(C.start), lp_free(C.segs), lp_free(C.capsegs), lp_free(C.nomem);
-        if (!ok)
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    }
-out:
-    lp_free(e), lp_free(order), lp_free(tasks), lp_free(best), lp_free(pa), lp_free(pb);
-    lp_free(tix), lp_free(fcur), lp_free(lastf), lp_free(npairs), lp_free(touched), lp_free(mono), lp_free(pt);
-    if (st == LP_OK)
-        m->finished = 1;
-    return st;
+    /* pipelines: O(S^2) per consumer task (pl_consumer) */
+    plsearch P;
+    memset(&P, 0, sizeof P);
+    P.e = e, P.order = order, P.S = S, P.W = W;
+    int bad = pl_alloc(&P, m);
+    for (uint32_t j = 0; j < P.ntask && !bad; j++)
+        bad = pl_consumer(&P, m, j) || pl_pipes(&P, m, j);
+    if (!bad && rl && m->npipes)
+        bad = pl_fifo(m, rl, map);
+    pl_free(&P);
+    lp_free(e), lp_free(order);
+    if (bad)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    m->finished = 1;
+    return LP_OK;
 }
 
 /* ---- comparison --------------------------------------------------------------------------- */

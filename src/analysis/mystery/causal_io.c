@@ -8,7 +8,7 @@
 #include "longpole/analysis/mystery/causal.h"
 #include "longpole/base/alloc.h"
 #include "longpole/codec/io.h"
-#include "codec/json_pull.h"
+#include "longpole/codec/json.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -175,42 +175,45 @@ static int hexval(char c)
 
 static char *dupn(const char *s, size_t n) { return lp_strndup(s, n); }
 
-#define JFAIL(msg)                                                                                          \
-    do {                                                                                                    \
-        st = lp_error_set(err, LP_ERR_FORMAT, "%s: byte %zu: %s", path, (size_t)(j.p - j.start) + 1,        \
-                          (msg) ? (msg) : "syntax error");                                                  \
-        goto out;                                                                                           \
-    } while (0)
+/* The state of reading one model file (lp_causal_load). */
+typedef struct mload {
+    lp_causal *m;
+    const char *path;
+    lp_error *err;
+    lp_json_pull j;
+    char sb[4096];           /* decoded strings */
+    segin *segs;             /* the segments as read, applied once all is read */
+    size_t nsegs, capsegs;
+    int version, have_format;
+} mload;
 
-lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
+/* A syntax or content error at the reader's place. */
+static lp_status jfail(mload *L, const char *msg)
 {
-    lp_status st = lp_causal_init(m, err);
-    if (st)
-        return st;
-    /* the whole file in memory */
+    return lp_error_set(L->err, LP_ERR_FORMAT, "%s: byte %zu: %s", L->path, (size_t)(L->j.p - L->j.start) + 1,
+                        msg ? msg : "syntax error");
+}
+
+#define JFAIL(msg) return jfail(L, (msg))
+#define NOMEM() return lp_error_set(L->err, LP_ERR_NOMEM, "out of memory")
+
+/* The whole file in memory. */
+static lp_status read_all(const char *path, char **bufp, size_t *lenp, lp_error *err)
+{
     lp_input *in;
-    if ((st = lp_input_open(&in, path, err)) != LP_OK) {
-        lp_causal_release(m);
+    lp_status st;
+    if ((st = lp_input_open(&in, path, err)) != LP_OK)
         return st;
-    }
     size_t cap = 1 << 16, len = 0;
     char *buf = lp_malloc(cap);
-    char sb[4096];
-    segin *segs = NULL;
-    size_t nsegs = 0, capsegs = 0;
-    lp_rj j;
-    int version = 0, have_format = 0;
     for (;;) {
         if (!buf) {
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            lp_input_close(in);
-            goto out0;
+            break;
         }
         size_t got;
-        if ((st = lp_input_read(in, buf + len, cap - len, &got, err)) != LP_OK) {
-            lp_input_close(in);
-            goto out0;
-        }
+        if ((st = lp_input_read(in, buf + len, cap - len, &got, err)) != LP_OK)
+            break;
         len += got;
         if (!got)
             break;
@@ -223,196 +226,216 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
         }
     }
     lp_input_close(in);
-    lp_rj_init(&j, buf, len);
-    int has = lp_rj_obj(&j);
-    if (has < 0)
-        JFAIL(j.why);
-    while (has) {
-        const char *k;
-        size_t kn;
-        if (lp_rj_key(&j, &k, &kn, sb, sizeof sb))
-            JFAIL(j.why);
-        if (kn == 6 && memcmp(k, "format", 6) == 0) {
+    *bufp = buf;
+    *lenp = len;
+    return st;
+}
+
+/* One member of a segment object into s (*id: its "id"). */
+static lp_status segment_member(mload *L, segin *s, int64_t *id)
+{
+    lp_json_pull *j = &L->j;
+    char *sb = L->sb;
+    const char *k2;
+    size_t k2n;
+    if (lp_json_pull_key(j, &k2, &k2n, sb, sizeof L->sb))
+        JFAIL(j->why);
+    char **name = NULL;
+    int hx = -1;
+    if (k2n == 4 && memcmp(k2, "task", 4) == 0)
+        name = &s->task;
+    else if (k2n == 5 && memcmp(k2, "start", 5) == 0)
+        name = &s->from;
+    else if (k2n == 3 && memcmp(k2, "end", 3) == 0)
+        name = &s->to;
+    else if (k2n == 2 && memcmp(k2, "hb", 2) == 0)
+        hx = 0;
+    else if (k2n == 2 && memcmp(k2, "mx", 2) == 0)
+        hx = 1;
+    else if (k2n == 4 && memcmp(k2, "seen", 4) == 0)
+        hx = 2;
+    if (name) {
+        const char *v;
+        size_t vn;
+        if (lp_json_pull_string(j, &v, &vn, sb, sizeof L->sb))
+            JFAIL(j->why);
+        lp_free(*name);
+        *name = dupn(v, vn);
+        if (!*name)
+            NOMEM();
+    } else if (hx >= 0) {
+        /* hex rows have no escapes: they point into the buffer */
+        if (lp_json_pull_string(j, &s->hex[hx], &s->hexn[hx], sb, 0))
+            JFAIL("bad bit row");
+    } else if (k2n == 2 && memcmp(k2, "id", 2) == 0) {
+        if (lp_json_pull_i64(j, id))
+            JFAIL(j->why);
+    } else if (k2n == 8 && memcmp(k2, "requests", 8) == 0) {
+        int64_t v;
+        if (lp_json_pull_i64(j, &v) || v < 0)
+            JFAIL(j->why ? j->why : "bad count");
+        s->count = (uint64_t)v;
+    } else if ((k2n == 7 && memcmp(k2, "network", 7) == 0) || (k2n == 7 && memcmp(k2, "dropped", 7) == 0)) {
+        const char *v;
+        size_t vn;
+        int kind;
+        if (lp_json_pull_scalar(j, &v, &vn, sb, sizeof L->sb, &kind))
+            JFAIL(j->why);
+        if (k2[0] == 'n')
+            s->cross = kind == 't';
+        else
+            s->dropped = kind == 't';
+    } else if (lp_json_pull_skip(j)) {
+        JFAIL(j->why);
+    }
+    return LP_OK;
+}
+
+/* "segments": an array of segment objects, ids 0, 1, 2, ... in order. */
+static lp_status read_segments(mload *L)
+{
+    lp_json_pull *j = &L->j;
+    lp_status st;
+    int more = lp_json_pull_arr(j);
+    if (more < 0)
+        JFAIL(j->why);
+    while (more) {
+        if (L->nsegs == L->capsegs) {
+            void *p = L->segs;
+            size_t c = L->capsegs;
+            if (lp_grow(&p, &c, L->nsegs + 1, sizeof *L->segs))
+                NOMEM();
+            L->segs = p;
+            L->capsegs = c;
+        }
+        segin *s = &L->segs[L->nsegs++];
+        memset(s, 0, sizeof *s);
+        int64_t id = -1;
+        int h2 = lp_json_pull_obj(j);
+        if (h2 < 0)
+            JFAIL(j->why);
+        while (h2) {
+            if ((st = segment_member(L, s, &id)))
+                return st;
+            h2 = lp_json_pull_next(j, '}');
+            if (h2 < 0)
+                JFAIL(j->why);
+        }
+        if (id != (int64_t)(L->nsegs - 1))
+            JFAIL("segment ids must be 0, 1, 2, ... in order");
+        if (!s->task || !s->from || !s->to || !s->hex[0] || !s->hex[1] || !s->hex[2])
+            JFAIL("a segment lacks task, start, end, hb, mx or seen");
+        more = lp_json_pull_next(j, ']');
+        if (more < 0)
+            JFAIL(j->why);
+    }
+    return LP_OK;
+}
+
+/* "rejected_pipelines": an array of [task, task] pairs. */
+static lp_status read_pipelines(mload *L)
+{
+    lp_json_pull *j = &L->j;
+    lp_causal *m = L->m;
+    int more = lp_json_pull_arr(j);
+    if (more < 0)
+        JFAIL(j->why);
+    while (more) {
+        lp_str t[2];
+        if (lp_json_pull_expect(j, '['))
+            JFAIL(j->why);
+        for (int x = 0; x < 2; x++) {
             const char *v;
             size_t vn;
-            if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
-                JFAIL(j.why);
-            if (vn != strlen(MODEL_FORMAT) || memcmp(v, MODEL_FORMAT, vn) != 0)
-                JFAIL("not a longpole causal model (format is not \"" MODEL_FORMAT "\")");
-            have_format = 1;
-        } else if (kn == 7 && memcmp(k, "version", 7) == 0) {
-            int64_t v;
-            if (lp_rj_i64(&j, &v))
-                JFAIL(j.why);
-            if (v != 1) {
-                st = lp_error_set(err, LP_ERR_UNSUPPORTED, "%s: model version %lld is not supported (1 is)", path,
-                                  (long long)v);
-                goto out;
-            }
-            version = 1;
-        } else if (kn == 8 && memcmp(k, "requests", 8) == 0) {
-            int64_t v;
-            if (lp_rj_i64(&j, &v) || v < 0)
-                JFAIL(j.why ? j.why : "bad request count");
-            m->nreq = (uint64_t)v;
-        } else if (kn == 6 && memcmp(k, "filter", 6) == 0) {
-            if (lp_rj_peek(&j) == 'n') {
-                if (lp_rj_skip(&j))
-                    JFAIL(j.why);
-            } else {
-                const char *v;
-                size_t vn;
-                if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
-                    JFAIL(j.why);
-                char *re = dupn(v, vn);
-                if (!re) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-                st = lp_causal_set_filter(m, re, err);
-                lp_free(re);
-                if (st) {
-                    lp_error_push(err, "%s", path);
-                    goto out;
-                }
-            }
-        } else if (kn == 8 && memcmp(k, "segments", 8) == 0) {
-            int more = lp_rj_arr(&j);
-            if (more < 0)
-                JFAIL(j.why);
-            while (more) {
-                if (nsegs == capsegs) {
-                    void *p = segs;
-                    size_t c = capsegs;
-                    if (lp_grow(&p, &c, nsegs + 1, sizeof *segs)) {
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                        goto out;
-                    }
-                    segs = p;
-                    capsegs = c;
-                }
-                segin *s = &segs[nsegs++];
-                memset(s, 0, sizeof *s);
-                int64_t id = -1;
-                int h2 = lp_rj_obj(&j);
-                if (h2 < 0)
-                    JFAIL(j.why);
-                while (h2) {
-                    const char *k2;
-                    size_t k2n;
-                    if (lp_rj_key(&j, &k2, &k2n, sb, sizeof sb))
-                        JFAIL(j.why);
-                    char **name = NULL;
-                    int hx = -1;
-                    if (k2n == 4 && memcmp(k2, "task", 4) == 0)
-                        name = &s->task;
-                    else if (k2n == 5 && memcmp(k2, "start", 5) == 0)
-                        name = &s->from;
-                    else if (k2n == 3 && memcmp(k2, "end", 3) == 0)
-                        name = &s->to;
-                    else if (k2n == 2 && memcmp(k2, "hb", 2) == 0)
-                        hx = 0;
-                    else if (k2n == 2 && memcmp(k2, "mx", 2) == 0)
-                        hx = 1;
-                    else if (k2n == 4 && memcmp(k2, "seen", 4) == 0)
-                        hx = 2;
-                    if (name) {
-                        const char *v;
-                        size_t vn;
-                        if (lp_rj_string(&j, &v, &vn, sb, sizeof sb))
-                            JFAIL(j.why);
-                        lp_free(*name);
-                        *name = dupn(v, vn);
-                        if (!*name) {
-                            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                            goto out;
-                        }
-                    } else if (hx >= 0) {
-                        /* hex rows have no escapes: they point into the buffer */
-                        if (lp_rj_string(&j, &s->hex[hx], &s->hexn[hx], sb, 0))
-                            JFAIL("bad bit row");
-                    } else if (k2n == 2 && memcmp(k2, "id", 2) == 0) {
-                        if (lp_rj_i64(&j, &id))
-                            JFAIL(j.why);
-                    } else if (k2n == 8 && memcmp(k2, "requests", 8) == 0) {
-                        int64_t v;
-                        if (lp_rj_i64(&j, &v) || v < 0)
-                            JFAIL(j.why ? j.why : "bad count");
-                        s->count = (uint64_t)v;
-                    } else if ((k2n == 7 && memcmp(k2, "network", 7) == 0) ||
-                               (k2n == 7 && memcmp(k2, "dropped", 7) == 0)) {
-                        const char *v;
-                        size_t vn;
-                        int kind;
-                        if (lp_rj_scalar(&j, &v, &vn, sb, sizeof sb, &kind))
-                            JFAIL(j.why);
-                        if (k2[0] == 'n')
-                            s->cross = kind == 't';
-                        else
-                            s->dropped = kind == 't';
-                    } else if (lp_rj_skip(&j)) {
-                        JFAIL(j.why);
-                    }
-                    h2 = lp_rj_next(&j, '}');
-                    if (h2 < 0)
-                        JFAIL(j.why);
-                }
-                if (id != (int64_t)(nsegs - 1))
-                    JFAIL("segment ids must be 0, 1, 2, ... in order");
-                if (!s->task || !s->from || !s->to || !s->hex[0] || !s->hex[1] || !s->hex[2])
-                    JFAIL("a segment lacks task, start, end, hb, mx or seen");
-                more = lp_rj_next(&j, ']');
-                if (more < 0)
-                    JFAIL(j.why);
-            }
-        } else if (kn == 18 && memcmp(k, "rejected_pipelines", 18) == 0) {
-            int more = lp_rj_arr(&j);
-            if (more < 0)
-                JFAIL(j.why);
-            while (more) {
-                lp_str t[2];
-                if (lp_rj_expect(&j, '['))
-                    JFAIL(j.why);
-                for (int x = 0; x < 2; x++) {
-                    const char *v;
-                    size_t vn;
-                    if ((x && lp_rj_expect(&j, ',')) || lp_rj_string(&j, &v, &vn, sb, sizeof sb))
-                        JFAIL(j.why);
-                    if (lp_strtab_intern(&m->names, v, vn, &t[x])) {
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                        goto out;
-                    }
-                }
-                if (lp_rj_expect(&j, ']'))
-                    JFAIL(j.why);
-                lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
-                if (!pr) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-                m->pipe_rej = pr;
-                pr[2 * m->npipe_rej] = t[0];
-                pr[2 * m->npipe_rej + 1] = t[1];
-                m->npipe_rej++;
-                more = lp_rj_next(&j, ']');
-                if (more < 0)
-                    JFAIL(j.why);
-            }
-        } else if (lp_rj_skip(&j)) {
-            JFAIL(j.why);
+            if ((x && lp_json_pull_expect(j, ',')) || lp_json_pull_string(j, &v, &vn, L->sb, sizeof L->sb))
+                JFAIL(j->why);
+            if (lp_strtab_intern(&m->names, v, vn, &t[x]))
+                NOMEM();
         }
-        has = lp_rj_next(&j, '}');
-        if (has < 0)
-            JFAIL(j.why);
+        if (lp_json_pull_expect(j, ']'))
+            JFAIL(j->why);
+        lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
+        if (!pr)
+            NOMEM();
+        m->pipe_rej = pr;
+        pr[2 * m->npipe_rej] = t[0];
+        pr[2 * m->npipe_rej + 1] = t[1];
+        m->npipe_rej++;
+        more = lp_json_pull_next(j, ']');
+        if (more < 0)
+            JFAIL(j->why);
     }
-    if (!lp_rj_at_end(&j))
-        JFAIL("text after the model");
-    if (!have_format || !version)
-        JFAIL("missing \"format\" or \"version\"");
+    return LP_OK;
+}
+
+/* One member of the top-level object (its key k read). */
+static lp_status model_member(mload *L, const char *k, size_t kn)
+{
+    lp_json_pull *j = &L->j;
+    lp_causal *m = L->m;
+    char *sb = L->sb;
+    lp_status st;
+    if (kn == 6 && memcmp(k, "format", 6) == 0) {
+        const char *v;
+        size_t vn;
+        if (lp_json_pull_string(j, &v, &vn, sb, sizeof L->sb))
+            JFAIL(j->why);
+        if (vn != strlen(MODEL_FORMAT) || memcmp(v, MODEL_FORMAT, vn) != 0)
+            JFAIL("not a longpole causal model (format is not \"" MODEL_FORMAT "\")");
+        L->have_format = 1;
+    } else if (kn == 7 && memcmp(k, "version", 7) == 0) {
+        int64_t v;
+        if (lp_json_pull_i64(j, &v))
+            JFAIL(j->why);
+        if (v != 1)
+            return lp_error_set(L->err, LP_ERR_UNSUPPORTED, "%s: model version %lld is not supported (1 is)", L->path,
+                                (long long)v);
+        L->version = 1;
+    } else if (kn == 8 && memcmp(k, "requests", 8) == 0) {
+        int64_t v;
+        if (lp_json_pull_i64(j, &v) || v < 0)
+            JFAIL(j->why ? j->why : "bad request count");
+        m->nreq = (uint64_t)v;
+    } else if (kn == 6 && memcmp(k, "filter", 6) == 0) {
+        if (lp_json_pull_peek(j) == 'n') {
+            if (lp_json_pull_skip(j))
+                JFAIL(j->why);
+        } else {
+            const char *v;
+            size_t vn;
+            if (lp_json_pull_string(j, &v, &vn, sb, sizeof L->sb))
+                JFAIL(j->why);
+            char *re = dupn(v, vn);
+            if (!re)
+                NOMEM();
+            st = lp_causal_set_filter(m, re, L->err);
+            lp_free(re);
+            if (st) {
+                lp_error_push(L->err, "%s", L->path);
+                return st;
+            }
+        }
+    } else if (kn == 8 && memcmp(k, "segments", 8) == 0) {
+        return read_segments(L);
+    } else if (kn == 18 && memcmp(k, "rejected_pipelines", 18) == 0) {
+        return read_pipelines(L);
+    } else if (lp_json_pull_skip(j)) {
+        JFAIL(j->why);
+    }
+    return LP_OK;
+}
+
+/* The segments read into the model, with their bit rows (hex digits, 4 segments each). */
+static lp_status apply_segments(mload *L)
+{
+    lp_causal *m = L->m;
+    const segin *segs = L->segs;
+    size_t nsegs = L->nsegs;
+    lp_status st;
     for (size_t i = 0; i < nsegs; i++) {
         uint32_t id;
-        if ((st = lp_causal_segment(m, segs[i].task, segs[i].from, segs[i].to, &id, err)) != LP_OK)
-            goto out;
+        if ((st = lp_causal_segment(m, segs[i].task, segs[i].from, segs[i].to, &id, L->err)) != LP_OK)
+            return st;
         if (id != i)
             JFAIL("two segments have the same task, start and end");
         m->seg_count[id] = segs[i].count;
@@ -425,17 +448,14 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
     for (size_t i = 0; i < nsegs; i++) {
         uint64_t *rows[3] = {m->hb + i * W, m->mx + i * W, m->seen + i * W};
         for (int x = 0; x < 3; x++) {
-            if (segs[i].hexn[x] != want) {
-                st = lp_error_set(err, LP_ERR_FORMAT, "%s: segment %zu: bit row has %zu digits, expected %zu", path,
-                                  i, segs[i].hexn[x], want);
-                goto out;
-            }
+            if (segs[i].hexn[x] != want)
+                return lp_error_set(L->err, LP_ERR_FORMAT, "%s: segment %zu: bit row has %zu digits, expected %zu",
+                                    L->path, i, segs[i].hexn[x], want);
             for (size_t k = 0; k < want; k++) {
                 int v = hexval(segs[i].hex[x][k]);
-                if (v < 0) {
-                    st = lp_error_set(err, LP_ERR_FORMAT, "%s: segment %zu: bad hex digit in a bit row", path, i);
-                    goto out;
-                }
+                if (v < 0)
+                    return lp_error_set(L->err, LP_ERR_FORMAT, "%s: segment %zu: bad hex digit in a bit row", L->path,
+                                        i);
                 for (int bit = 0; bit < 4; bit++) {
                     uint32_t b = (uint32_t)(k * 4 + (size_t)bit);
                     if (b >= S)
@@ -449,15 +469,67 @@ lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
             }
         }
     }
-    st = lp_causal_finish(m, NULL, NULL, err);
-out:
-    for (size_t i = 0; i < nsegs; i++) {
-        lp_free(segs[i].task);
-        lp_free(segs[i].from);
-        lp_free(segs[i].to);
+    return LP_OK;
+}
+
+/* The model file: one JSON object (docs/formats/mystery-model.md), read whole, its
+ * members checked as read, then applied to the model. */
+static lp_status read_model(mload *L)
+{
+    lp_json_pull *j = &L->j;
+    lp_status st;
+    int has = lp_json_pull_obj(j);
+    if (has < 0)
+        JFAIL(j->why);
+    while (has) {
+        const char *k;
+        size_t kn;
+        if (lp_json_pull_key(j, &k, &kn, L->sb, sizeof L->sb))
+            JFAIL(j->why);
+        if ((st = model_member(L, k, kn)))
+            return st;
+        has = lp_json_pull_next(j, '}');
+        if (has < 0)
+            JFAIL(j->why);
     }
-    lp_free(segs);
-out0:
+    if (!lp_json_pull_at_end(j))
+        JFAIL("text after the model");
+    if (!L->have_format || !L->version)
+        JFAIL("missing \"format\" or \"version\"");
+    if ((st = apply_segments(L)))
+        return st;
+    return lp_causal_finish(L->m, NULL, NULL, L->err);
+}
+
+#undef JFAIL
+#undef NOMEM
+
+lp_status lp_causal_load(lp_causal *m, const char *path, lp_error *err)
+{
+    lp_status st = lp_causal_init(m, err);
+    if (st)
+        return st;
+    char *buf = NULL;
+    size_t len = 0;
+    if ((st = read_all(path, &buf, &len, err)) != LP_OK) {
+        lp_free(buf);
+        lp_causal_release(m);
+        return st;
+    }
+    mload ld;
+    memset(&ld, 0, sizeof ld);
+    mload *L = &ld;
+    L->m = m;
+    L->path = path;
+    L->err = err;
+    lp_json_pull_init(&L->j, buf, len);
+    st = read_model(L);
+    for (size_t i = 0; i < L->nsegs; i++) {
+        lp_free(L->segs[i].task);
+        lp_free(L->segs[i].from);
+        lp_free(L->segs[i].to);
+    }
+    lp_free(L->segs);
     lp_free(buf);
     if (st)
         lp_causal_release(m);

@@ -118,24 +118,10 @@ static inline int key_lt(const key *a, const key *b)
     return a->idx < b->idx;
 }
 
-lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const uint32_t *seg, const uint32_t *task,
-                           const int64_t *start, const int64_t *end, lp_error *err)
+/* The request's order: the keys of the segments, sorted. */
+static void sort_keys(key *keys, const lp_causal *m, size_t n, const uint32_t *seg, const int64_t *start,
+                      const int64_t *end)
 {
-    if (reserve(p, n ? n : 1))
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    p->n = (uint32_t)n;
-    p->npath = 0;
-    p->cp = 0;
-    p->edges = 0;
-    p->violations = 0;
-    p->unknown = 0;
-    if (n == 0)
-        return LP_OK;
-    uint32_t W = (uint32_t)((n + 63) / 64);
-    p->words = W; /* rows are packed for this request */
-    /* the request's order */
-    key *keys = p->keys;
-    uint32_t *pos = p->pos;
     for (size_t i = 0; i < n; i++) {
         uint32_t s = seg[i];
         keys[i].start = start[i];
@@ -153,7 +139,12 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
         }
         keys[j] = x;
     }
-    /* zero-length ties: order each block topologically (task order, then the model) */
+}
+
+/* Zero-length ties: order each block of equal zero-length keys topologically (task
+ * order, then the model). */
+static lp_status order_ties(key *keys, const lp_causal *m, size_t n, const uint32_t *task, lp_error *err)
+{
     for (size_t b0 = 0; b0 < n;) {
         size_t b1 = b0 + 1;
         while (b1 < n && keys[b1].start == keys[b0].start && keys[b1].end == keys[b0].end)
@@ -198,6 +189,15 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
         }
         b0 = b1;
     }
+    return LP_OK;
+}
+
+/* The segments, permuted into the request's order. */
+static void permute(lp_reqpath *p, const lp_causal *m, size_t n, const uint32_t *seg, const uint32_t *task,
+                    const int64_t *start, const int64_t *end)
+{
+    const key *keys = p->keys;
+    uint32_t *pos = p->pos;
     for (size_t k = 0; k < n; k++) {
         uint32_t i = keys[k].idx;
         pos[i] = (uint32_t)k;
@@ -214,9 +214,14 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
         if (seg[i] == LP_CAUSAL_NONE || !m->seg_count || m->seg_count[seg[i]] == 0)
             p->unknown++;
     }
+}
+
+/* The edges of the request's graph (succ rows), and the violations of the model. */
+static void build_edges(lp_reqpath *p, const lp_causal *m, size_t n, uint32_t W)
+{
     /* edges: the model's rows of each segment are located once; each pair then costs
      * a few shifts (seen, hb both ways, mx) */
-    uint64_t *S = p->succ, *R = p->reach;
+    uint64_t *S = p->succ;
     memset(S, 0, (size_t)n * W * sizeof *S);
     const uint32_t MW = m->words;
     size_t *ro = p->rowoff;
@@ -259,7 +264,14 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
             }
         }
     }
-    /* transitive reduction: reverse order, reach = succ | reach of succ */
+}
+
+/* Transitive reduction: reverse order, reach = succ | reach of succ. */
+static lp_status reduce(lp_reqpath *p, lp_error *err)
+{
+    const uint32_t n = p->n, W = p->words;
+    uint64_t *S = p->succ, *R = p->reach;
+    uint32_t edges = 0;
     if (W == 1) {
         for (uint32_t i = n; i-- > 0;) {
             uint64_t row = S[i], acc = 0;
@@ -267,7 +279,7 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
                 acc |= R[__builtin_ctzll(bits)];
             R[i] = row | acc;
             S[i] = row & ~acc;
-            p->edges += (uint32_t)popcount64(S[i]);
+            edges += (uint32_t)popcount64(S[i]);
         }
     } else {
         uint64_t acc[64];
@@ -287,13 +299,22 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
             for (uint32_t x = 0; x < W; x++) {
                 ri[x] = row[x] | accp[x];
                 row[x] &= ~accp[x];
-                p->edges += (uint32_t)popcount64(row[x]);
+                edges += (uint32_t)popcount64(row[x]);
             }
         }
         if (accp != acc)
             lp_free(accp);
     }
-    /* longest paths */
+    p->edges += edges;
+    return LP_OK;
+}
+
+/* Longest paths before (cpstart) and after (cpend) each segment, the critical path's
+ * length and every segment's slack. */
+static void longest(lp_reqpath *p)
+{
+    const uint32_t n = p->n, W = p->words;
+    const uint64_t *S = p->succ;
     for (uint32_t i = 0; i < n; i++)
         p->cpstart[i] = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -329,7 +350,14 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
         p->slack[i] = cp - p->cpstart[i] - p->dur[i] - p->cpend[i];
         p->oncp[i] = 0;
     }
-    /* the path: last segment, then back */
+}
+
+/* The path: the latest-ending sink on a longest path, then back. */
+static void walk_path(lp_reqpath *p)
+{
+    const uint32_t n = p->n, W = p->words;
+    const uint64_t *S = p->succ;
+    const int64_t cp = p->cp;
     uint32_t v = UINT32_MAX;
     for (uint32_t i = 0; i < n; i++) {
         int sink = 1;
@@ -363,6 +391,33 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
         p->path[b] = t;
     }
     p->npath = np;
+}
+
+lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const uint32_t *seg, const uint32_t *task,
+                           const int64_t *start, const int64_t *end, lp_error *err)
+{
+    if (reserve(p, n ? n : 1))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    p->n = (uint32_t)n;
+    p->npath = 0;
+    p->cp = 0;
+    p->edges = 0;
+    p->violations = 0;
+    p->unknown = 0;
+    if (n == 0)
+        return LP_OK;
+    uint32_t W = (uint32_t)((n + 63) / 64);
+    p->words = W; /* rows are packed for this request */
+    sort_keys(p->keys, m, n, seg, start, end);
+    lp_status st = order_ties(p->keys, m, n, task, err);
+    if (st)
+        return st;
+    permute(p, m, n, seg, task, start, end);
+    build_edges(p, m, n, W);
+    if ((st = reduce(p, err)))
+        return st;
+    longest(p);
+    walk_path(p);
     return LP_OK;
 }
 

@@ -13,7 +13,8 @@
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/analysis/mystery/reqpath.h"
 #include "longpole/base/alloc.h"
-#include "base/par.h"
+#include "base/hashmap.h"
+#include "base/pool.h"
 #include "base/util.h"
 
 #include <errno.h>
@@ -230,6 +231,7 @@ typedef struct rs_ctx {
     th_acc *th;
     lp_progress_fn progress;
     void *progress_ctx;
+    lp_pool *pool; /* the threads of both passes (NULL: run here) */
 } rs_ctx;
 
 static inline unsigned hist_bin(int64_t v)
@@ -240,7 +242,7 @@ static inline unsigned hist_bin(int64_t v)
     return b > 64 ? 64 : b;
 }
 
-static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rs_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rs_ctx *X = ctx;
     th_acc *T = &X->th[tid];
@@ -254,7 +256,7 @@ static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
         goto out;
     }
     uint64_t total = X->pass == 1 ? X->n : X->nout, lo, hi;
-    lp_reqpar_range(total, tid, nthr, &lo, &hi);
+    lp_pool_range(total, tid, nthr, &lo, &hi);
     for (uint64_t q = lo; q < hi; q++) {
         uint64_t k = X->pass == 1 ? q : X->outl[q];
         uint64_t r = X->req[k];
@@ -319,6 +321,7 @@ static void rs_worker(void *ctx, unsigned tid, unsigned nthr)
 out:
     lp_free(cdur), lp_free(ccp), lp_free(cmin), lp_free(cend);
     lp_reqpath_release(&p);
+    return LP_OK;
 }
 
 /* ---- sorting helpers ------------------------------------------------------------------------ */
@@ -507,202 +510,200 @@ static int cmp_sacc(const void *a, const void *b)
     return (x->val > y->val) - (x->val < y->val);
 }
 
-static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spec, uint32_t maxv, lp_reqstats_strat *out,
-                          lp_error *err)
+/* Where the values of a --stratify spec come from: *kind 0 attribute (*attr), 1
+ * latency, 2 critical path, 3 category time (*ci); *K quantiles (0: categorical). */
+static lp_status strat_source(const rs_ctx *X, const lp_reqcat *cat, const char *spec, int *kind, long *K,
+                              uint32_t *attr, uint32_t *ci, lp_error *err)
 {
-    const lp_reqlog *rl = X->rl;
-    uint32_t C = X->C;
-    memset(out, 0, sizeof *out);
-    out->name = lp_strndup(spec, strlen(spec));
-    if (!out->name)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     char name[256];
     const char *colon = strrchr(spec, ':');
-    long K = 0;
     size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
+    *K = 0;
     if (colon) {
         char *e;
-        K = strtol(colon + 1, &e, 10);
-        if (*e || K < 2 || K > 1000)
+        *K = strtol(colon + 1, &e, 10);
+        if (*e || *K < 2 || *K > 1000)
             return lp_error_set(err, LP_ERR_ARG, "--stratify %s: the number of quantiles must be 2..1000", spec);
     }
     if (nl >= sizeof name)
         nl = sizeof name - 1;
     memcpy(name, spec, nl);
     name[nl] = '\0';
-    /* where the values come from */
-    int kind = -1; /* 0 attribute, 1 latency, 2 cp, 3 category time */
-    uint32_t attr = LP_REQLOG_NONE, ci = 0;
+    *kind = -1;
+    *attr = LP_REQLOG_NONE, *ci = 0;
     if (strcmp(name, "latency") == 0)
-        kind = 1;
+        *kind = 1;
     else if (strcmp(name, "cp") == 0)
-        kind = 2;
+        *kind = 2;
     else if (strncmp(name, "cat.", 4) == 0) {
-        for (ci = 0; ci < cat->ncat && strcmp(cat->name[ci], name + 4) != 0; ci++)
+        for (*ci = 0; *ci < cat->ncat && strcmp(cat->name[*ci], name + 4) != 0; (*ci)++)
             ;
-        if (ci == cat->ncat)
+        if (*ci == cat->ncat)
             return lp_error_set(err, LP_ERR_ARG, "--stratify %s: no category '%s'", spec, name + 4);
-        kind = 3;
+        *kind = 3;
     } else {
-        attr = lp_reqlog_attr_find(rl, name);
-        if (attr == LP_REQLOG_NONE)
+        *attr = lp_reqlog_attr_find(X->rl, name);
+        if (*attr == LP_REQLOG_NONE)
             return lp_error_set(err, LP_ERR_ARG, "--stratify %s: no request attribute '%s'", spec, name);
-        kind = 0;
+        *kind = 0;
     }
-    if (kind != 0 && !K)
+    if (*kind != 0 && !*K)
         return lp_error_set(err, LP_ERR_ARG, "--stratify %s: a number needs quantiles (e.g. %s:5)", spec, name);
+    return LP_OK;
+}
+
+/* Numeric strata: the analysed requests' values sorted and cut into K quantile
+ * buckets (*pacc, K of them, even on error). */
+static lp_status strat_quantiles(const rs_ctx *X, int kind, long K, uint32_t attr, uint32_t ci,
+                                 lp_reqstats_strat *out, sacc **pacc, size_t *pnacc, lp_error *err)
+{
+    const lp_reqlog *rl = X->rl;
+    uint32_t C = X->C;
     lp_status st = LP_OK;
-    sacc *acc = NULL;
-    size_t nacc = 0;
-    kv *vals = NULL;
-    if (K) {
-        vals = lp_malloc((X->n ? X->n : 1) * sizeof *vals);
-        if (!vals)
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        size_t nv = 0;
-        for (uint64_t k = 0; k < X->n; k++) {
-            if (!X->nonempty[k])
-                continue;
-            double v;
-            if (kind == 1)
-                v = (double)X->lat[k];
-            else if (kind == 2)
-                v = (double)X->cp[k];
-            else if (kind == 3)
-                v = X->ctot[k * C + ci];
-            else {
-                lp_str s = rl->rattr[(size_t)attr * rl->nreqs + X->req[k]];
-                char *e;
-                if (s == LP_STR_NONE) {
-                    out->missing++;
-                    continue;
-                }
-                const char *txt = lp_reqlog_str(rl, s);
-                errno = 0;
-                v = strtod(txt, &e);
-                if (e == txt || *e || errno || !isfinite(v)) {
-                    out->missing++;
-                    continue;
-                }
-            }
-            vals[nv].v = v;
-            vals[nv].k = k;
-            nv++;
-        }
-        sort_kv(vals, nv);
-        acc = lp_calloc((size_t)K, sizeof *acc);
-        if (!acc) {
-            lp_free(vals);
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        }
-        nacc = (size_t)K;
-        for (size_t b = 0; b < nacc; b++) {
-            acc[b].ccp = lp_calloc(C ? C : 1, sizeof *acc[b].ccp);
-            if (!acc[b].ccp)
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            size_t lo = nv * b / nacc, hi = nv * (b + 1) / nacc;
-            acc[b].lo = hi > lo ? vals[lo].v : NAN;
-            acc[b].hi = hi > lo ? vals[hi - 1].v : NAN;
-            for (size_t i = lo; i < hi && st == LP_OK; i++) {
-                uint64_t k = vals[i].k;
-                acc[b].n++;
-                acc[b].lat += (double)X->lat[k];
-                acc[b].cp += (double)X->cp[k];
-                for (uint32_t c = 0; c < C; c++)
-                    acc[b].ccp[c] += X->ccp[k * C + c];
-            }
-        }
-        lp_free(vals);
-    } else {
-        /* categorical: values are name ids; a small open hash */
-        uint32_t cap = 64, nused = 0;
-        uint32_t *slot = lp_malloc(cap * sizeof *slot);
-        if (!slot)
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        memset(slot, 0xff, cap * sizeof *slot);
-        for (uint64_t k = 0; k < X->n && st == LP_OK; k++) {
-            if (!X->nonempty[k])
-                continue;
-            lp_str v = rl->rattr[(size_t)attr * rl->nreqs + X->req[k]];
-            if (v == LP_STR_NONE) {
+    kv *vals = lp_malloc((X->n ? X->n : 1) * sizeof *vals);
+    if (!vals)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    size_t nv = 0;
+    for (uint64_t k = 0; k < X->n; k++) {
+        if (!X->nonempty[k])
+            continue;
+        double v;
+        if (kind == 1)
+            v = (double)X->lat[k];
+        else if (kind == 2)
+            v = (double)X->cp[k];
+        else if (kind == 3)
+            v = X->ctot[k * C + ci];
+        else {
+            lp_str s = rl->rattr[(size_t)attr * rl->nreqs + X->req[k]];
+            char *e;
+            if (s == LP_STR_NONE) {
                 out->missing++;
                 continue;
             }
-            uint32_t h = (v * 2654435761u) & (cap - 1);
-            while (slot[h] != UINT32_MAX && acc[slot[h]].val != v)
-                h = (h + 1) & (cap - 1);
-            if (slot[h] == UINT32_MAX) {
-                sacc *na = lp_reallocarray(acc, nacc + 1, sizeof *na);
-                if (!na) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                acc = na;
-                memset(&acc[nacc], 0, sizeof *acc);
-                acc[nacc].val = v;
-                acc[nacc].ccp = lp_calloc(C ? C : 1, sizeof *acc[nacc].ccp);
-                if (!acc[nacc].ccp) {
-                    nacc++;
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    break;
-                }
-                slot[h] = (uint32_t)nacc++;
-                if (++nused * 2 > cap) { /* rehash */
-                    uint32_t nc = cap * 2;
-                    uint32_t *ns = lp_malloc(nc * sizeof *ns);
-                    if (!ns) {
-                        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                        break;
-                    }
-                    memset(ns, 0xff, nc * sizeof *ns);
-                    for (uint32_t a = 0; a < nacc; a++) {
-                        uint32_t x = (acc[a].val * 2654435761u) & (nc - 1);
-                        while (ns[x] != UINT32_MAX)
-                            x = (x + 1) & (nc - 1);
-                        ns[x] = a;
-                    }
-                    lp_free(slot);
-                    slot = ns;
-                    cap = nc;
-                    h = UINT32_MAX;
-                    for (uint32_t x = (v * 2654435761u) & (cap - 1);; x = (x + 1) & (cap - 1))
-                        if (acc[slot[x]].val == v) {
-                            h = x;
-                            break;
-                        }
-                }
-            }
-            sacc *a = &acc[slot[h]];
-            a->n++;
-            a->lat += (double)X->lat[k];
-            a->cp += (double)X->cp[k];
-            for (uint32_t c = 0; c < C; c++)
-                a->ccp[c] += X->ccp[k * C + c];
-        }
-        lp_free(slot);
-        if (st == LP_OK) {
-            if (nacc)
-                qsort(acc, nacc, sizeof *acc, cmp_sacc);
-            if (maxv && nacc > maxv) { /* fold the tail into "(other)" */
-                for (size_t i = maxv; i < nacc; i++) {
-                    acc[maxv - 1].n += acc[i].n;
-                    acc[maxv - 1].lat += acc[i].lat;
-                    acc[maxv - 1].cp += acc[i].cp;
-                    for (uint32_t c = 0; c < C; c++)
-                        acc[maxv - 1].ccp[c] += acc[i].ccp[c];
-                    lp_free(acc[i].ccp);
-                }
-                acc[maxv - 1].val = LP_STR_NONE;
-                nacc = maxv;
+            const char *txt = lp_reqlog_str(rl, s);
+            errno = 0;
+            v = strtod(txt, &e);
+            if (e == txt || *e || errno || !isfinite(v)) {
+                out->missing++;
+                continue;
             }
         }
+        vals[nv].v = v;
+        vals[nv].k = k;
+        nv++;
     }
-    if (st == LP_OK) {
-        out->vals = lp_calloc(nacc ? nacc : 1, sizeof *out->vals);
-        if (!out->vals)
+    sort_kv(vals, nv);
+    sacc *acc = lp_calloc((size_t)K, sizeof *acc);
+    if (!acc) {
+        lp_free(vals);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    size_t nacc = (size_t)K;
+    for (size_t b = 0; b < nacc; b++) {
+        acc[b].ccp = lp_calloc(C ? C : 1, sizeof *acc[b].ccp);
+        if (!acc[b].ccp)
             st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        size_t lo = nv * b / nacc, hi = nv * (b + 1) / nacc;
+        acc[b].lo = hi > lo ? vals[lo].v : NAN;
+        acc[b].hi = hi > lo ? vals[hi - 1].v : NAN;
+        for (size_t i = lo; i < hi && st == LP_OK; i++) {
+            uint64_t k = vals[i].k;
+            acc[b].n++;
+            acc[b].lat += (double)X->lat[k];
+            acc[b].cp += (double)X->cp[k];
+            for (uint32_t c = 0; c < C; c++)
+                acc[b].ccp[c] += X->ccp[k * C + c];
+        }
     }
-    for (size_t i = 0; i < nacc && st == LP_OK; i++) {
+    lp_free(vals);
+    *pacc = acc;
+    *pnacc = nacc;
+    return st;
+}
+
+/* Categorical strata: one per value of the attribute (name ids; a small open hash),
+ * largest first, the tail past maxv folded into "(other)" (*pacc: the strata so far,
+ * even on error). */
+static lp_status strat_values(const rs_ctx *X, uint32_t attr, uint32_t maxv, lp_reqstats_strat *out, sacc **pacc,
+                              size_t *pnacc, lp_error *err)
+{
+    const lp_reqlog *rl = X->rl;
+    uint32_t C = X->C;
+    lp_status st = LP_OK;
+    sacc *acc = NULL;
+    size_t nacc = 0;
+    lp_hmap32 slot; /* value -> index in acc */
+    lp_hmap32_init(&slot, 0, NULL);
+    for (uint64_t k = 0; k < X->n && st == LP_OK; k++) {
+        if (!X->nonempty[k])
+            continue;
+        lp_str v = rl->rattr[(size_t)attr * rl->nreqs + X->req[k]];
+        if (v == LP_STR_NONE) {
+            out->missing++;
+            continue;
+        }
+        int added;
+        uint32_t h = lp_hmap32_get_or_put(&slot, v, (uint32_t)nacc, &added);
+        if (h == LP_HMAP32_EMPTY) {
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (added) {
+            sacc *na = lp_reallocarray(acc, nacc + 1, sizeof *na);
+            if (!na) {
+                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                break;
+            }
+            acc = na;
+            memset(&acc[nacc], 0, sizeof *acc);
+            acc[nacc].val = v;
+            acc[nacc].ccp = lp_calloc(C ? C : 1, sizeof *acc[nacc].ccp);
+            if (!acc[nacc].ccp) {
+                nacc++;
+                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+                break;
+            }
+            nacc++;
+        }
+        sacc *a = &acc[h];
+        a->n++;
+        a->lat += (double)X->lat[k];
+        a->cp += (double)X->cp[k];
+        for (uint32_t c = 0; c < C; c++)
+            a->ccp[c] += X->ccp[k * C + c];
+    }
+    lp_hmap32_release(&slot);
+    if (st == LP_OK) {
+        if (nacc)
+            qsort(acc, nacc, sizeof *acc, cmp_sacc);
+        if (maxv && nacc > maxv) { /* fold the tail into "(other)" */
+            for (size_t i = maxv; i < nacc; i++) {
+                acc[maxv - 1].n += acc[i].n;
+                acc[maxv - 1].lat += acc[i].lat;
+                acc[maxv - 1].cp += acc[i].cp;
+                for (uint32_t c = 0; c < C; c++)
+                    acc[maxv - 1].ccp[c] += acc[i].ccp[c];
+                lp_free(acc[i].ccp);
+            }
+            acc[maxv - 1].val = LP_STR_NONE;
+            nacc = maxv;
+        }
+    }
+    *pacc = acc;
+    *pnacc = nacc;
+    return st;
+}
+
+/* The strata's labels and means into out. */
+static lp_status strat_output(const rs_ctx *X, int kind, long K, const sacc *acc, size_t nacc, lp_reqstats_strat *out,
+                              lp_error *err)
+{
+    uint32_t C = X->C;
+    out->vals = lp_calloc(nacc ? nacc : 1, sizeof *out->vals);
+    if (!out->vals)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < nacc; i++) {
         lp_reqstats_stratum *v = &out->vals[out->nvals++];
         char lb[512];
         if (K && kind != 0) {
@@ -712,19 +713,41 @@ static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spe
         } else if (K)
             snprintf(lb, sizeof lb, "q%zu [%.6g, %.6g]", i + 1, acc[i].lo, acc[i].hi);
         else
-            snprintf(lb, sizeof lb, "%s", acc[i].val == LP_STR_NONE ? "(other)" : lp_reqlog_str(rl, acc[i].val));
+            snprintf(lb, sizeof lb, "%s", acc[i].val == LP_STR_NONE ? "(other)" : lp_reqlog_str(X->rl, acc[i].val));
         v->label = lp_strndup(lb, strlen(lb));
         v->n = acc[i].n;
         v->latency_mean = acc[i].n ? acc[i].lat / (double)acc[i].n : NAN;
         v->cp_mean = acc[i].n ? acc[i].cp / (double)acc[i].n : NAN;
         v->cat_cp_mean = lp_malloc((C ? C : 1) * sizeof *v->cat_cp_mean);
-        if (!v->label || !v->cat_cp_mean) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            break;
-        }
+        if (!v->label || !v->cat_cp_mean)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         for (uint32_t c = 0; c < C; c++)
             v->cat_cp_mean[c] = acc[i].n ? acc[i].ccp[c] / (double)acc[i].n : NAN;
     }
+    return LP_OK;
+}
+
+static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spec, uint32_t maxv, lp_reqstats_strat *out,
+                          lp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->name = lp_strndup(spec, strlen(spec));
+    if (!out->name)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    int kind;
+    long K;
+    uint32_t attr, ci;
+    lp_status st = strat_source(X, cat, spec, &kind, &K, &attr, &ci, err);
+    if (st)
+        return st;
+    sacc *acc = NULL;
+    size_t nacc = 0;
+    if (K)
+        st = strat_quantiles(X, kind, K, attr, ci, out, &acc, &nacc, err);
+    else
+        st = strat_values(X, attr, maxv, out, &acc, &nacc, err);
+    if (st == LP_OK)
+        st = strat_output(X, kind, K, acc, nacc, out, err);
     for (size_t i = 0; i < nacc; i++)
         lp_free(acc[i].ccp);
     lp_free(acc);
@@ -732,6 +755,295 @@ static lp_status stratify(const rs_ctx *X, const lp_reqcat *cat, const char *spe
 }
 
 /* ---- run ------------------------------------------------------------------------------------- */
+
+/* The per-request arrays, the thread accumulators and out's per-segment and
+ * per-category arrays, for the n requests not excluded (listed in X->req). */
+static lp_status rs_alloc(rs_ctx *X, unsigned nthr, lp_reqstats *out, lp_error *err)
+{
+    const lp_reqlog *rl = X->rl;
+    uint32_t C = X->C, S = X->m->nseg;
+    uint64_t n = 0;
+    for (uint64_t r = 0; r < rl->nreqs; r++)
+        n += !rl->rbad[r];
+    out->excluded = rl->nreqs - n;
+    uint64_t *req = lp_malloc((n ? n : 1) * sizeof *req);
+    X->req = req;
+    X->lat = lp_malloc((n ? n : 1) * sizeof *X->lat);
+    X->cp = lp_malloc((n ? n : 1) * sizeof *X->cp);
+    X->nonempty = lp_calloc(n ? n : 1, 1);
+    X->ccp = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X->ccp);
+    X->ctot = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X->ctot);
+    X->cslack = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X->cslack);
+    X->th = lp_calloc(nthr, sizeof *X->th);
+    out->seg = lp_calloc(S ? S : 1, sizeof *out->seg);
+    out->cat = lp_calloc(C ? C : 1, sizeof *out->cat);
+    if (!req || !X->lat || !X->cp || !X->nonempty || !X->ccp || !X->ctot || !X->cslack || !X->th || !out->seg ||
+        !out->cat)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    out->nseg = S;
+    out->ncat = C;
+    n = 0;
+    for (uint64_t r = 0; r < rl->nreqs; r++)
+        if (!rl->rbad[r])
+            req[n++] = r;
+    X->n = n;
+    for (unsigned t = 0; t < nthr; t++) {
+        th_acc *T = &X->th[t];
+        T->seg = lp_calloc(S ? S : 1, sizeof *T->seg);
+        T->cat_dur = lp_calloc(C ? C : 1, sizeof *T->cat_dur);
+        T->cat_cp = lp_calloc(C ? C : 1, sizeof *T->cat_cp);
+        T->cat_present = lp_calloc(C ? C : 1, sizeof *T->cat_present);
+        if (!T->seg || !T->cat_dur || !T->cat_cp || !T->cat_present)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    return LP_OK;
+}
+
+static void rs_free(rs_ctx *X, unsigned nthr)
+{
+    if (X->th)
+        for (unsigned t = 0; t < nthr; t++) {
+            lp_free(X->th[t].seg), lp_free(X->th[t].cat_dur), lp_free(X->th[t].cat_cp), lp_free(X->th[t].cat_present);
+        }
+    lp_free(X->th);
+    lp_free((void *)X->req), lp_free(X->lat), lp_free(X->cp), lp_free(X->nonempty), lp_free(X->ccp), lp_free(X->ctot);
+    lp_free(X->cslack), lp_free((void *)X->outl);
+}
+
+/* Run a pass on the threads; a thread's error becomes the result. */
+static lp_status rs_pass(rs_ctx *X, int pass, uint64_t total, unsigned nthr, lp_error *err)
+{
+    X->pass = pass;
+    lp_pool_run(X->pool, total < 1024 ? 1 : nthr, rs_worker, X, NULL);
+    for (unsigned t = 0; t < nthr; t++)
+        if (X->th[t].nomem) {
+            *err = X->th[t].err;
+            return X->th[t].err.status ? X->th[t].err.status : LP_ERR_NOMEM;
+        }
+    return LP_OK;
+}
+
+/* Pass 1: every request's path; the threads' sums merged into out (and cleared for
+ * pass 2); then the analysed requests (those with segments) compacted in place. */
+static lp_status rs_pass1(rs_ctx *X, unsigned nthr, lp_reqstats *out, lp_error *err)
+{
+    uint32_t C = X->C, S = X->m->nseg;
+    lp_status st = rs_pass(X, 1, X->n, nthr, err);
+    if (st)
+        return st;
+    for (unsigned t = 0; t < nthr; t++) {
+        th_acc *T = &X->th[t];
+        out->violations += T->violations;
+        out->unknown += T->unknown;
+        for (uint32_t s = 0; s < S; s++) {
+            lp_reqstats_seg *a = &out->seg[s], *b = &T->seg[s];
+            a->present += b->present, a->oncp += b->oncp;
+            a->dur_sum += b->dur_sum, a->cp_sum += b->cp_sum, a->slack_sum += b->slack_sum;
+            for (int h = 0; h < LP_REQSTATS_HIST; h++)
+                a->slack_hist[h] += b->slack_hist[h];
+            memset(b, 0, sizeof *b);
+        }
+        for (uint32_t c = 0; c < C; c++) {
+            out->cat[c].dur_sum += T->cat_dur[c];
+            out->cat[c].cp_sum += T->cat_cp[c];
+            out->cat[c].present += T->cat_present[c];
+        }
+    }
+    uint64_t *req = (uint64_t *)X->req, a = 0;
+    for (uint64_t k = 0; k < X->n; k++) {
+        if (!X->nonempty[k])
+            continue;
+        req[a] = req[k];
+        X->lat[a] = X->lat[k];
+        X->cp[a] = X->cp[k];
+        X->nonempty[a] = 1;
+        if (C) {
+            memmove(X->ccp + a * C, X->ccp + k * C, C * sizeof *X->ccp);
+            memmove(X->ctot + a * C, X->ctot + k * C, C * sizeof *X->ctot);
+            memmove(X->cslack + a * C, X->cslack + k * C, C * sizeof *X->cslack);
+        }
+        a++;
+    }
+    X->n = a;
+    out->analysed = a;
+    return LP_OK;
+}
+
+/* Latency and critical path: means and quantiles (n > 0). */
+static lp_status rs_latency(const rs_ctx *X, lp_reqstats *out, lp_error *err)
+{
+    uint64_t n = X->n;
+    int64_t *v = lp_malloc(n * sizeof *v);
+    if (!v)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    double sl = 0, sc = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        v[k] = X->lat[k];
+        sl += (double)X->lat[k];
+        sc += (double)X->cp[k];
+    }
+    out->latency_mean = sl / (double)n;
+    out->cp_mean = sc / (double)n;
+    sort_i64(v, n);
+    for (unsigned p = 0; p < LP_REQSTATS_Q; p++)
+        out->latency_q[p] = (double)v[qidx(n, p)];
+    for (uint64_t k = 0; k < n; k++)
+        v[k] = X->cp[k];
+    sort_i64(v, n);
+    for (unsigned p = 0; p < LP_REQSTATS_Q; p++)
+        out->cp_q[p] = (double)v[qidx(n, p)];
+    lp_free(v);
+    return LP_OK;
+}
+
+/* Outliers: the top share by latency (then request order); pass 2 recomputes their
+ * paths. kvs holds max(n, segments) entries. */
+static lp_status rs_outliers(rs_ctx *X, double share, unsigned nthr, kv *kvs, lp_reqstats *out, lp_error *err)
+{
+    uint64_t n = X->n;
+    for (uint64_t k = 0; k < n; k++) {
+        kvs[k].v = -(double)X->lat[k];
+        kvs[k].k = k;
+    }
+    sort_kv(kvs, n);
+    out->noutliers = (uint64_t)ceil(share * (double)n);
+    if (out->noutliers > n)
+        out->noutliers = n;
+    uint64_t *outl = lp_malloc((out->noutliers ? out->noutliers : 1) * sizeof *outl);
+    if (!outl)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; i < out->noutliers; i++)
+        outl[i] = kvs[i].k;
+    out->outlier_latency = out->noutliers ? X->lat[kvs[out->noutliers - 1].k] : 0;
+    X->outl = outl;
+    X->nout = out->noutliers;
+    lp_status st = rs_pass(X, 2, X->nout, nthr, err);
+    if (st)
+        return st;
+    for (unsigned t = 0; t < nthr; t++)
+        for (uint32_t s = 0; s < X->m->nseg; s++) {
+            out->seg[s].present_out += X->th[t].seg[s].present_out;
+            out->seg[s].oncp_out += X->th[t].seg[s].oncp_out;
+            out->seg[s].dur_out += X->th[t].seg[s].dur_out;
+            out->seg[s].cp_out += X->th[t].seg[s].cp_out;
+        }
+    return LP_OK;
+}
+
+/* Segments by decreasing over-representation on the outliers' paths. */
+static lp_status rs_rank(uint32_t S, kv *kvs, lp_reqstats *out, lp_error *err)
+{
+    out->ranked = lp_malloc((S ? S : 1) * sizeof *out->ranked);
+    if (!out->ranked)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    int64_t tout = 0, tall = 0;
+    for (uint32_t s = 0; s < S; s++) {
+        tout += out->seg[s].cp_out;
+        tall += out->seg[s].cp_sum;
+    }
+    size_t nk = 0;
+    for (uint32_t s = 0; s < S; s++) {
+        if (!out->seg[s].present)
+            continue;
+        double x = tout > 0 ? (double)out->seg[s].cp_out / (double)tout : 0;
+        double y = tall - tout > 0 ? (double)(out->seg[s].cp_sum - out->seg[s].cp_out) / (double)(tall - tout) : 0;
+        kvs[nk].v = -(x - y);
+        kvs[nk].k = s;
+        nk++;
+    }
+    sort_kv(kvs, nk);
+    for (size_t i = 0; i < nk; i++)
+        out->ranked[out->nranked++] = (uint32_t)kvs[i].k;
+    return LP_OK;
+}
+
+/* One category: share and slack quantiles, and B what-if buckets by slack (tmp, tx, ty
+ * and kvs hold n entries). */
+static lp_status rs_category(const rs_ctx *X, uint32_t c, uint32_t B, kv *kvs, double *tmp, double *tx, double *ty,
+                             lp_reqstats_cat *pc, lp_error *err)
+{
+    uint64_t n = X->n;
+    uint32_t C = X->C;
+    size_t m2 = 0;
+    for (uint64_t k = 0; k < n; k++)
+        if (X->cp[k] > 0)
+            tmp[m2++] = (double)X->ccp[k * C + c] / (double)X->cp[k];
+    quantiles_dbl(tmp, m2, pc->share_q);
+    m2 = 0;
+    for (uint64_t k = 0; k < n; k++)
+        if (X->cslack[k * C + c] >= 0) {
+            kvs[m2].v = X->cslack[k * C + c];
+            kvs[m2].k = k;
+            tmp[m2] = X->cslack[k * C + c];
+            m2++;
+        }
+    quantiles_dbl(tmp, m2, pc->slack_q);
+    if (m2 == 0)
+        return LP_OK;
+    sort_kv(kvs, m2);
+    uint32_t nb = m2 < B ? (uint32_t)m2 : B;
+    pc->buckets = lp_calloc(nb, sizeof *pc->buckets);
+    if (!pc->buckets)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    pc->nbuckets = nb;
+    for (uint32_t b = 0; b < nb; b++) {
+        size_t lo = m2 * b / nb, hi = m2 * (b + 1) / nb;
+        lp_reqstats_bucket *bk = &pc->buckets[b];
+        bk->n = hi - lo;
+        bk->slack_lo = (int64_t)kvs[lo].v;
+        bk->slack_hi = (int64_t)kvs[hi - 1].v;
+        double sx = 0, sy = 0;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t k = kvs[i].k;
+            tx[i - lo] = X->ctot[k * C + c];
+            ty[i - lo] = (double)X->lat[k];
+            sx += tx[i - lo];
+            sy += ty[i - lo];
+        }
+        bk->x_mean = bk->n ? sx / (double)bk->n : NAN;
+        bk->latency_mean = bk->n ? sy / (double)bk->n : NAN;
+        bk->r = pearson(tx, ty, hi - lo);
+    }
+    return LP_OK;
+}
+
+static lp_status rs_categories(const rs_ctx *X, uint32_t B, kv *kvs, lp_reqstats *out, lp_error *err)
+{
+    uint64_t n = X->n;
+    double *tmp = lp_malloc(n * sizeof *tmp), *tx = lp_malloc(n * sizeof *tx), *ty = lp_malloc(n * sizeof *ty);
+    lp_status st = !tmp || !tx || !ty ? lp_error_set(err, LP_ERR_NOMEM, "out of memory") : LP_OK;
+    for (uint32_t c = 0; c < X->C && !st; c++)
+        st = rs_category(X, c, B, kvs, tmp, tx, ty, &out->cat[c], err);
+    lp_free(tmp), lp_free(tx), lp_free(ty);
+    return st;
+}
+
+static lp_status rs_strata(const rs_ctx *X, const lp_reqstats_opts *o, lp_reqstats *out, lp_error *err)
+{
+    if (!o->nstratify)
+        return LP_OK;
+    out->strat = lp_calloc(o->nstratify, sizeof *out->strat);
+    if (!out->strat)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < o->nstratify; i++) {
+        out->nstrat++;
+        lp_status st = stratify(X, X->cat, o->stratify[i], o->max_values ? o->max_values : 50, &out->strat[i], err);
+        if (st)
+            return st;
+    }
+    return LP_OK;
+}
+
+/* No request analysed: every mean and quantile is NaN. */
+static void rs_none(lp_reqstats *out)
+{
+    out->latency_mean = out->cp_mean = NAN;
+    for (unsigned q = 0; q < LP_REQSTATS_Q; q++)
+        out->latency_q[q] = out->cp_q[q] = NAN;
+    for (uint32_t c = 0; c < out->ncat; c++)
+        for (unsigned q = 0; q < LP_REQSTATS_Q; q++)
+            out->cat[c].share_q[q] = out->cat[c].slack_q[q] = NAN;
+}
 
 lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_t *map, const lp_reqcat *cat,
                           const lp_reqstats_opts *o, lp_reqstats *out, lp_error *err)
@@ -746,256 +1058,37 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
         return lp_error_set(err, LP_ERR_ARG, "categories were not assigned to this model");
     double share = o->outlier_share > 0 && o->outlier_share < 1 ? o->outlier_share : 0.05;
     uint32_t B = o->buckets ? o->buckets : 20;
-    unsigned nthr = lp_reqpar_threads(o->threads);
-    uint32_t C = cat->ncat, S = m->nseg;
+    unsigned nthr = lp_pool_threads(o->threads, 64);
     rs_ctx X;
     memset(&X, 0, sizeof X);
-    X.m = m, X.rl = rl, X.map = map, X.cat = cat, X.C = C;
+    X.m = m, X.rl = rl, X.map = map, X.cat = cat, X.C = cat->ncat;
     X.progress = o->progress, X.progress_ctx = o->progress_ctx;
-    lp_status st = LP_OK;
-    uint64_t *req = NULL, *outl = NULL;
-    double *tmp = NULL, *tx = NULL, *ty = NULL;
     kv *kvs = NULL;
-    th_acc *th = NULL;
-    uint64_t n = 0;
-    for (uint64_t r = 0; r < rl->nreqs; r++)
-        n += !rl->rbad[r];
-    out->excluded = rl->nreqs - n;
-    req = lp_malloc((n ? n : 1) * sizeof *req);
-    X.lat = lp_malloc((n ? n : 1) * sizeof *X.lat);
-    X.cp = lp_malloc((n ? n : 1) * sizeof *X.cp);
-    X.nonempty = lp_calloc(n ? n : 1, 1);
-    X.ccp = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X.ccp);
-    X.ctot = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X.ctot);
-    X.cslack = lp_malloc((size_t)(n ? n : 1) * (C ? C : 1) * sizeof *X.cslack);
-    th = lp_calloc(nthr, sizeof *th);
-    out->seg = lp_calloc(S ? S : 1, sizeof *out->seg);
-    out->cat = lp_calloc(C ? C : 1, sizeof *out->cat);
-    if (!req || !X.lat || !X.cp || !X.nonempty || !X.ccp || !X.ctot || !X.cslack || !th || !out->seg || !out->cat)
-        goto nomem;
-    out->nseg = S;
-    out->ncat = C;
-    n = 0;
-    for (uint64_t r = 0; r < rl->nreqs; r++)
-        if (!rl->rbad[r])
-            req[n++] = r;
-    X.req = req;
-    X.n = n;
-    X.th = th;
-    for (unsigned t = 0; t < nthr; t++) {
-        th[t].seg = lp_calloc(S ? S : 1, sizeof *th[t].seg);
-        th[t].cat_dur = lp_calloc(C ? C : 1, sizeof *th[t].cat_dur);
-        th[t].cat_cp = lp_calloc(C ? C : 1, sizeof *th[t].cat_cp);
-        th[t].cat_present = lp_calloc(C ? C : 1, sizeof *th[t].cat_present);
-        if (!th[t].seg || !th[t].cat_dur || !th[t].cat_cp || !th[t].cat_present)
-            goto nomem;
-    }
-    X.pass = 1;
-    lp_reqpar_run(n < 1024 ? 1 : nthr, rs_worker, &X);
-    for (unsigned t = 0; t < nthr; t++)
-        if (th[t].nomem) {
-            st = th[t].err.status ? th[t].err.status : LP_ERR_NOMEM;
-            *err = th[t].err;
-            goto out;
-        }
-    for (unsigned t = 0; t < nthr; t++) {
-        out->violations += th[t].violations;
-        out->unknown += th[t].unknown;
-        for (uint32_t s = 0; s < S; s++) {
-            lp_reqstats_seg *a = &out->seg[s], *b = &th[t].seg[s];
-            a->present += b->present, a->oncp += b->oncp;
-            a->dur_sum += b->dur_sum, a->cp_sum += b->cp_sum, a->slack_sum += b->slack_sum;
-            for (int h = 0; h < LP_REQSTATS_HIST; h++)
-                a->slack_hist[h] += b->slack_hist[h];
-            memset(b, 0, sizeof *b);
-        }
-        for (uint32_t c = 0; c < C; c++) {
-            out->cat[c].dur_sum += th[t].cat_dur[c];
-            out->cat[c].cp_sum += th[t].cat_cp[c];
-            out->cat[c].present += th[t].cat_present[c];
-        }
-    }
-    /* analysed requests: those with segments; compact the arrays in place */
-    uint64_t a = 0;
-    for (uint64_t k = 0; k < n; k++) {
-        if (!X.nonempty[k])
-            continue;
-        req[a] = req[k];
-        X.lat[a] = X.lat[k];
-        X.cp[a] = X.cp[k];
-        X.nonempty[a] = 1;
-        if (C) {
-            memmove(X.ccp + a * C, X.ccp + k * C, C * sizeof *X.ccp);
-            memmove(X.ctot + a * C, X.ctot + k * C, C * sizeof *X.ctot);
-            memmove(X.cslack + a * C, X.cslack + k * C, C * sizeof *X.cslack);
-        }
-        a++;
-    }
-    n = a;
-    X.n = n;
-    out->analysed = n;
-    if (n == 0) {
-        out->latency_mean = out->cp_mean = NAN;
-        for (unsigned q = 0; q < LP_REQSTATS_Q; q++)
-            out->latency_q[q] = out->cp_q[q] = NAN;
-        for (uint32_t c = 0; c < C; c++)
-            for (unsigned q = 0; q < LP_REQSTATS_Q; q++)
-                out->cat[c].share_q[q] = out->cat[c].slack_q[q] = NAN;
+    lp_status st = rs_alloc(&X, nthr, out, err);
+    if (!st)
+        lp_pool_new(&X.pool, nthr - 1, NULL); /* for both passes; without it, the parts run here */
+    if (!st)
+        st = rs_pass1(&X, nthr, out, err);
+    if (!st && X.n == 0) {
+        rs_none(out);
         goto out;
     }
-    /* latency and critical path */
-    {
-        int64_t *v = lp_malloc(n * sizeof *v);
-        if (!v)
-            goto nomem;
-        double sl = 0, sc = 0;
-        for (uint64_t k = 0; k < n; k++) {
-            v[k] = X.lat[k];
-            sl += (double)X.lat[k];
-            sc += (double)X.cp[k];
-        }
-        out->latency_mean = sl / (double)n;
-        out->cp_mean = sc / (double)n;
-        sort_i64(v, n);
-        for (unsigned p = 0; p < LP_REQSTATS_Q; p++)
-            out->latency_q[p] = (double)v[qidx(n, p)];
-        for (uint64_t k = 0; k < n; k++)
-            v[k] = X.cp[k];
-        sort_i64(v, n);
-        for (unsigned p = 0; p < LP_REQSTATS_Q; p++)
-            out->cp_q[p] = (double)v[qidx(n, p)];
-        lp_free(v);
-    }
-    /* outliers: the top share by latency (then request order) */
-    kvs = lp_malloc((n > S ? n : S) * sizeof *kvs); /* requests, and later segments */
-    if (!kvs)
-        goto nomem;
-    for (uint64_t k = 0; k < n; k++) {
-        kvs[k].v = -(double)X.lat[k];
-        kvs[k].k = k;
-    }
-    sort_kv(kvs, n);
-    out->noutliers = (uint64_t)ceil(share * (double)n);
-    if (out->noutliers > n)
-        out->noutliers = n;
-    outl = lp_malloc((out->noutliers ? out->noutliers : 1) * sizeof *outl);
-    if (!outl)
-        goto nomem;
-    for (uint64_t i = 0; i < out->noutliers; i++)
-        outl[i] = kvs[i].k;
-    out->outlier_latency = out->noutliers ? X.lat[kvs[out->noutliers - 1].k] : 0;
-    X.outl = outl;
-    X.nout = out->noutliers;
-    X.pass = 2;
-    lp_reqpar_run(X.nout < 1024 ? 1 : nthr, rs_worker, &X);
-    for (unsigned t = 0; t < nthr; t++) {
-        if (th[t].nomem) {
-            st = th[t].err.status ? th[t].err.status : LP_ERR_NOMEM;
-            *err = th[t].err;
-            goto out;
-        }
-        for (uint32_t s = 0; s < S; s++) {
-            out->seg[s].present_out += th[t].seg[s].present_out;
-            out->seg[s].oncp_out += th[t].seg[s].oncp_out;
-            out->seg[s].dur_out += th[t].seg[s].dur_out;
-            out->seg[s].cp_out += th[t].seg[s].cp_out;
-        }
-    }
-    out->ranked = lp_malloc((S ? S : 1) * sizeof *out->ranked);
-    if (!out->ranked)
-        goto nomem;
-    {
-        int64_t tout = 0, tall = 0;
-        for (uint32_t s = 0; s < S; s++) {
-            tout += out->seg[s].cp_out;
-            tall += out->seg[s].cp_sum;
-        }
-        size_t nk = 0;
-        for (uint32_t s = 0; s < S; s++) {
-            if (!out->seg[s].present)
-                continue;
-            double x = tout > 0 ? (double)out->seg[s].cp_out / (double)tout : 0;
-            double y = tall - tout > 0 ? (double)(out->seg[s].cp_sum - out->seg[s].cp_out) / (double)(tall - tout) : 0;
-            kvs[nk].v = -(x - y);
-            kvs[nk].k = s;
-            nk++;
-        }
-        sort_kv(kvs, nk);
-        for (size_t i = 0; i < nk; i++)
-            out->ranked[out->nranked++] = (uint32_t)kvs[i].k;
-    }
-    /* per category: share and slack quantiles, what-if buckets */
-    tmp = lp_malloc(n * sizeof *tmp);
-    tx = lp_malloc(n * sizeof *tx);
-    ty = lp_malloc(n * sizeof *ty);
-    if (!tmp || !tx || !ty)
-        goto nomem;
-    for (uint32_t c = 0; c < C; c++) {
-        lp_reqstats_cat *pc = &out->cat[c];
-        size_t m2 = 0;
-        for (uint64_t k = 0; k < n; k++)
-            if (X.cp[k] > 0)
-                tmp[m2++] = (double)X.ccp[k * C + c] / (double)X.cp[k];
-        quantiles_dbl(tmp, m2, pc->share_q);
-        m2 = 0;
-        for (uint64_t k = 0; k < n; k++)
-            if (X.cslack[k * C + c] >= 0) {
-                kvs[m2].v = X.cslack[k * C + c];
-                kvs[m2].k = k;
-                tmp[m2] = X.cslack[k * C + c];
-                m2++;
-            }
-        quantiles_dbl(tmp, m2, pc->slack_q);
-        if (m2 == 0)
-            continue;
-        sort_kv(kvs, m2);
-        uint32_t nb = m2 < B ? (uint32_t)m2 : B;
-        pc->buckets = lp_calloc(nb, sizeof *pc->buckets);
-        if (!pc->buckets)
-            goto nomem;
-        pc->nbuckets = nb;
-        for (uint32_t b = 0; b < nb; b++) {
-            size_t lo = m2 * b / nb, hi = m2 * (b + 1) / nb;
-            lp_reqstats_bucket *bk = &pc->buckets[b];
-            bk->n = hi - lo;
-            bk->slack_lo = (int64_t)kvs[lo].v;
-            bk->slack_hi = (int64_t)kvs[hi - 1].v;
-            double sx = 0, sy = 0;
-            for (size_t i = lo; i < hi; i++) {
-                uint64_t k = kvs[i].k;
-                tx[i - lo] = X.ctot[k * C + c];
-                ty[i - lo] = (double)X.lat[k];
-                sx += tx[i - lo];
-                sy += ty[i - lo];
-            }
-            bk->x_mean = bk->n ? sx / (double)bk->n : NAN;
-            bk->latency_mean = bk->n ? sy / (double)bk->n : NAN;
-            bk->r = pearson(tx, ty, hi - lo);
-        }
-    }
-    /* strata */
-    if (o->nstratify) {
-        out->strat = lp_calloc(o->nstratify, sizeof *out->strat);
-        if (!out->strat)
-            goto nomem;
-        for (uint32_t i = 0; i < o->nstratify; i++) {
-            out->nstrat++;
-            if ((st = stratify(&X, cat, o->stratify[i], o->max_values ? o->max_values : 50, &out->strat[i], err)) !=
-                LP_OK)
-                goto out;
-        }
-    }
-    goto out;
-nomem:
-    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = rs_latency(&X, out, err);
+    if (!st && !(kvs = lp_malloc((X.n > m->nseg ? X.n : m->nseg) * sizeof *kvs))) /* requests, later segments */
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = rs_outliers(&X, share, nthr, kvs, out, err);
+    if (!st)
+        st = rs_rank(m->nseg, kvs, out, err);
+    if (!st)
+        st = rs_categories(&X, B, kvs, out, err);
+    if (!st)
+        st = rs_strata(&X, o, out, err);
 out:
-    if (th)
-        for (unsigned t = 0; t < nthr; t++) {
-            lp_free(th[t].seg), lp_free(th[t].cat_dur), lp_free(th[t].cat_cp), lp_free(th[t].cat_present);
-        }
-    lp_free(th);
-    lp_free(req), lp_free(X.lat), lp_free(X.cp), lp_free(X.nonempty), lp_free(X.ccp), lp_free(X.ctot);
-    lp_free(X.cslack), lp_free(outl), lp_free(kvs), lp_free(tmp), lp_free(tx), lp_free(ty);
+    lp_pool_free(X.pool);
+    rs_free(&X, nthr);
+    lp_free(kvs);
     if (st)
         lp_reqstats_release(out);
     return st;

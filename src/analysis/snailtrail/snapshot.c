@@ -1,6 +1,6 @@
 /* snapshot.c: PAG snapshots of a window cut straight from a trace's columns
- * (snapshot.h; SnailTrail §3.1, Definitions 5-6) and the per-window checks of
- * App. A.2.
+ * (snapshot.h; SnailTrail §3.1, Definitions 5-6). The per-window checks of App. A.2
+ * are in snapcheck.c.
  *
  * Building a snapshot is two passes over the workers:
  *  A. per worker, three sorted streams are merged exactly as lp_pag_build merges them
@@ -480,13 +480,13 @@ static void m_assign(mstream *q, int64_t at, uint32_t v)
 
 /* Phase A for worker w: its vertices from `base` on; returns their number. Also counts
  * the worker's waiting edges, worker edges and logged events. */
-static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t w, uint64_t base, uint64_t *nwait,
-                                uint64_t *nwe, uint64_t *nev)
+static __attribute__((noinline)) uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t w,
+                                                          uint64_t base, uint64_t *nwait, uint64_t *nwe, uint64_t *nev)
 {
     const lp_trace *t = src->t;
     const int64_t ts = s->ts, te = s->te;
-    int64_t *vtime = s->vtime;
-    uint32_t *vact = s->vact;
+    int64_t *vtime = s->vtime + base;
+    uint32_t *vact = s->vact + base;
     mstream q;
     q.t = t;
     q.ts = ts;
@@ -506,13 +506,13 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
     s_next(&q);
     r_next(&q);
     m_refresh(&q);
-    uint64_t n = 0, we = 0, ev = 0;
+    uint64_t n = 0, we = 0, ev = 0, nwt = 0;
     int64_t last = 0;
 #define EMIT(tv, act)                                                   \
     do {                                                                \
         if (n == 0 || (tv) != last) {                                   \
-            vtime[base + n] = (tv);                                     \
-            vact[base + n] = n ? (act) : LP_NONE32;                     \
+            vtime[n] = (tv);                                            \
+            vact[n] = n ? (act) : LP_NONE32;                            \
             we += n && (act) != LP_NONE32;                              \
             n++;                                                        \
             last = (tv);                                                \
@@ -547,7 +547,7 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
         EMIT(e0, (uint32_t)i);
         ASSIGN();
         if (atype[i] == LP_TYPE_WAITING)
-            *nwait += n - before;
+            nwt += n - before;
     }
     while (q.has) {
         EMIT(q.next, LP_NONE32);
@@ -555,39 +555,32 @@ static uint64_t worker_vertices(lp_snapshot *s, const lp_snapsrc *src, uint32_t 
     }
 #undef EMIT
 #undef ASSIGN
+    *nwait += nwt;
     *nwe += we;
     *nev += ev;
     return n;
 }
 
-lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, lp_error *err)
+/* Messages in flight across the bounds: the workers needing a vertex at ts (w_flag 1)
+ * or te (2), the normal messages in flight at te grouped by receiver (tail, w_tail),
+ * and the messages counted so far (*nmsgs). */
+static int snap_inflight(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, uint64_t *nmsgs,
+                         uint64_t *ntailp)
 {
     const lp_trace *t = src->t;
-    if (te < ts)
-        return lp_error_set(err, LP_ERR_ARG, "window end %lld is before its start %lld", (long long)te, (long long)ts);
-    s->t = t;
-    s->ts = ts;
-    s->te = te;
-    s->nworkers = t->nworkers;
-    s->nv = s->nin = s->nwedges = s->nacts = s->nmsgs = s->nevents = 0;
-    s->nactive = 0;
-    s->t0 = s->t1 = 0;
     uint32_t nw = t->nworkers;
-    if (grow_workers(s, nw))
-        goto oom;
-    /* messages in flight across the bounds */
     const uint32_t *f0, *f1;
     size_t nf0, nf1;
     if (inflight(src, ts, &s->if0, &s->cap_if0, &f0, &nf0) || inflight(src, te, &s->if1, &s->cap_if1, &f1, &nf1))
-        goto oom;
+        return -1;
     memset(s->w_flag, 0, nw);
     memset(s->w_tail, 0, ((size_t)nw + 1) * sizeof *s->w_tail);
-    uint64_t ntail = 0, nmsgs = 0;
+    uint64_t ntail = 0;
     for (size_t k = 0; k < nf0; k++) {
         uint32_t m = f0[k];
         if (t->msend[m] < t->mrecv[m]) {
             s->w_flag[t->msrc[m]] |= 1; /* sent before ts: the sender's vertex at ts */
-            nmsgs++;
+            (*nmsgs)++;
         } else {
             s->w_flag[t->mdst[m]] |= 1; /* skewed, received before ts */
         }
@@ -600,11 +593,11 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
             ntail++;
         } else {
             s->w_flag[t->msrc[m]] |= 2; /* skewed, sent after te */
-            nmsgs++;
+            (*nmsgs)++;
         }
     }
     if (ensure((void **)&s->tail, &s->cap_tail, ntail + 1, sizeof *s->tail))
-        goto oom;
+        return -1;
     for (uint32_t w = 0; w < nw; w++)
         s->w_tail[w + 1] += s->w_tail[w];
     /* fill by receiver; w_tail[w] is advanced to w's end and restored after */
@@ -616,9 +609,18 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
     for (uint32_t w = nw; w-- > 0;)
         s->w_tail[w + 1] = s->w_tail[w];
     s->w_tail[0] = 0;
-    /* slices and worst-case sizes */
-    uint64_t vmax = 0, smax = 0, rmax = 0;
-    for (uint32_t w = 0; w < nw; w++) {
+    *ntailp = ntail;
+    return 0;
+}
+
+/* Each worker's slices of activities, sends and receives in the window, and the
+ * worst-case sizes: vertices, send and receive entries. */
+static void snap_slices(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, uint64_t *vmax, uint64_t *smax,
+                        uint64_t *rmax)
+{
+    const lp_trace *t = src->t;
+    *vmax = *smax = *rmax = 0;
+    for (uint32_t w = 0; w < t->nworkers; w++) {
         uint64_t lo = t->wfirst[w], hi = t->wfirst[w + 1];
         /* activities: the first ending after ts (or zero-length at ts), up to the first
          * starting at or after te; ends are non-decreasing within a worker */
@@ -635,29 +637,97 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
         uint64_t ro = src->rcv.off[w], re = src->rcv.off[w + 1];
         s->w_rlo[w] = lower_i64(src->rcv.time, ro, re, ts);
         s->w_rhi[w] = upper_i64(src->rcv.time, s->w_rlo[w], re, te);
-        s->w_sbase[w] = smax;
-        smax += s->w_shi[w] - s->w_slo[w];
-        rmax += s->w_rhi[w] - s->w_rlo[w];
-        vmax += 2 * (s->w_ahi[w] - s->w_alo[w]) + (s->w_shi[w] - s->w_slo[w]) + (s->w_rhi[w] - s->w_rlo[w]) + 2;
+        s->w_sbase[w] = *smax;
+        *smax += s->w_shi[w] - s->w_slo[w];
+        *rmax += s->w_rhi[w] - s->w_rlo[w];
+        *vmax += 2 * (s->w_ahi[w] - s->w_alo[w]) + (s->w_shi[w] - s->w_slo[w]) + (s->w_rhi[w] - s->w_rlo[w]) + 2;
     }
-    if (vmax >= UINT32_MAX || rmax + ntail >= UINT32_MAX)
-        return lp_error_set(err, LP_ERR_LIMIT, "window [%lld, %lld] has more than 2^32-2 vertices or edges",
-                            (long long)ts, (long long)te);
+}
+
+/* The graph's arrays for the worst case. */
+static int snap_reserve(lp_snapshot *s, uint64_t vmax, uint64_t smax, uint64_t rmax, uint64_t ntail)
+{
     size_t cv = s->cap_v;
     if (ensure((void **)&s->vtime, &cv, vmax + 1, sizeof *s->vtime))
-        goto oom;
+        return -1;
     cv = s->cap_v;
     if (ensure((void **)&s->vact, &cv, vmax + 1, sizeof *s->vact))
-        goto oom;
+        return -1;
     cv = s->cap_v;
     if (ensure((void **)&s->vin, &cv, vmax + 1, sizeof *s->vin))
-        goto oom;
+        return -1;
     s->cap_v = cv;
     if (ensure((void **)&s->svtx, &s->cap_s, smax + 1, sizeof *s->svtx) ||
         ensure((void **)&s->rvtx, &s->cap_r, rmax + 1, sizeof *s->rvtx) ||
         ensure((void **)&s->in, &s->cap_in, rmax + ntail + 1, sizeof *s->in))
+        return -1;
+    return 0;
+}
+
+/* Phase B: incoming messages by receive vertex (those received in the window, then
+ * those in flight at te, at the receiver's last vertex). */
+static void snap_edges(lp_snapshot *s, const lp_snapsrc *src, int64_t ts)
+{
+    const lp_trace *t = src->t;
+    uint64_t k = 0, vcur = 0, rbase = 0;
+    for (uint32_t w = 0; w < t->nworkers; w++) {
+        uint64_t r0 = s->w_rlo[w], rn = s->w_rhi[w] - r0;
+        const uint32_t *rm = src->rcv.msg + r0, *rsrc = src->rcv_src + r0, *rspos = src->rcv_spos + r0;
+        const int64_t *rt = src->rcv.time + r0, *ro = src->rcv_other + r0;
+        for (uint64_t j = 0; j < rn; j++) {
+            uint32_t v = s->rvtx[rbase + j];
+            if (v == LP_NONE32 || rt[j] < ro[j]) /* outside the window, or skewed: no edge */
+                continue;
+            while (vcur <= v)
+                s->vin[vcur++] = (uint32_t)k;
+            uint32_t x = rsrc[j];
+            int64_t st = ro[j];
+            uint32_t sv = st < ts ? (uint32_t)s->voff[x] : s->svtx[s->w_sbase[x] + rspos[j] - s->w_slo[x]];
+            s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, rm[j]};
+        }
+        rbase += rn;
+        if (s->w_tail[w] < s->w_tail[w + 1]) {
+            uint64_t v = s->voff[w + 1] - 1;
+            while (vcur <= v)
+                s->vin[vcur++] = (uint32_t)k;
+            for (uint32_t j = s->w_tail[w]; j < s->w_tail[w + 1]; j++) {
+                uint32_t m = s->tail[j], x = t->msrc[m];
+                int64_t st = t->msend[m];
+                uint32_t sv = st < ts ? (uint32_t)s->voff[x]
+                                      : s->svtx[s->w_sbase[x] + src->sendpos[m] - s->w_slo[x]];
+                s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, m};
+            }
+        }
+    }
+    while (vcur <= s->nv)
+        s->vin[vcur++] = (uint32_t)k;
+    s->nin = k;
+}
+
+lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, int64_t te, lp_error *err)
+{
+    const lp_trace *t = src->t;
+    if (te < ts)
+        return lp_error_set(err, LP_ERR_ARG, "window end %lld is before its start %lld", (long long)te, (long long)ts);
+    s->t = t;
+    s->ts = ts;
+    s->te = te;
+    s->nworkers = t->nworkers;
+    s->nv = s->nin = s->nwedges = s->nacts = s->nmsgs = s->nevents = 0;
+    s->nactive = 0;
+    s->t0 = s->t1 = 0;
+    uint64_t nmsgs = 0, ntail = 0, vmax, smax, rmax;
+    if (grow_workers(s, t->nworkers) || snap_inflight(s, src, ts, te, &nmsgs, &ntail))
         goto oom;
-    /* phase A: vertices */
+    snap_slices(s, src, ts, te, &vmax, &smax, &rmax);
+    if (vmax >= UINT32_MAX || rmax + ntail >= UINT32_MAX)
+        return lp_error_set(err, LP_ERR_LIMIT, "window [%lld, %lld] has more than 2^32-2 vertices or edges",
+                            (long long)ts, (long long)te);
+    if (snap_reserve(s, vmax, smax, rmax, ntail))
+        goto oom;
+    /* phase A: every worker's vertices, the extent, and the counts (kept here: the
+     * vertex loop of worker_vertices is compiled best inlined into this function) */
+    uint32_t nw = t->nworkers;
     uint64_t nv = 0, rbase = 0, nwe = 0, nev = 0;
     int64_t t0 = INT64_MAX, t1 = INT64_MIN;
     for (uint32_t w = 0; w < nw; w++) {
@@ -693,41 +763,7 @@ lp_status lp_snapshot_build(lp_snapshot *s, const lp_snapsrc *src, int64_t ts, i
         s->t0 = t0;
         s->t1 = t1;
     }
-    /* phase B: incoming messages by receive vertex */
-    uint64_t k = 0, vcur = 0;
-    rbase = 0;
-    for (uint32_t w = 0; w < nw; w++) {
-        uint64_t r0 = s->w_rlo[w], rn = s->w_rhi[w] - r0;
-        const uint32_t *rm = src->rcv.msg + r0, *rsrc = src->rcv_src + r0, *rspos = src->rcv_spos + r0;
-        const int64_t *rt = src->rcv.time + r0, *ro = src->rcv_other + r0;
-        for (uint64_t j = 0; j < rn; j++) {
-            uint32_t v = s->rvtx[rbase + j];
-            if (v == LP_NONE32 || rt[j] < ro[j]) /* outside the window, or skewed: no edge */
-                continue;
-            while (vcur <= v)
-                s->vin[vcur++] = (uint32_t)k;
-            uint32_t x = rsrc[j];
-            int64_t st = ro[j];
-            uint32_t sv = st < ts ? (uint32_t)s->voff[x] : s->svtx[s->w_sbase[x] + rspos[j] - s->w_slo[x]];
-            s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, rm[j]};
-        }
-        rbase += rn;
-        if (s->w_tail[w] < s->w_tail[w + 1]) {
-            uint64_t v = s->voff[w + 1] - 1;
-            while (vcur <= v)
-                s->vin[vcur++] = (uint32_t)k;
-            for (uint32_t j = s->w_tail[w]; j < s->w_tail[w + 1]; j++) {
-                uint32_t m = s->tail[j], x = t->msrc[m];
-                int64_t st = t->msend[m];
-                uint32_t sv = st < ts ? (uint32_t)s->voff[x]
-                                      : s->svtx[s->w_sbase[x] + src->sendpos[m] - s->w_slo[x]];
-                s->in[k++] = (lp_snapin){st < ts ? ts : st, sv, m};
-            }
-        }
-    }
-    while (vcur <= nv)
-        s->vin[vcur++] = (uint32_t)k;
-    s->nin = k;
+    snap_edges(s, src, ts);
     return LP_OK;
 oom:
     return lp_error_set(err, LP_ERR_NOMEM, "out of memory building the snapshot of [%lld, %lld]", (long long)ts,
@@ -747,164 +783,4 @@ uint32_t lp_snapshot_vworker(const lp_snapshot *s, uint64_t v)
     while (lo + 1 < s->nworkers && s->voff[lo + 1] <= v)
         lo++;
     return lo;
-}
-
-/* ---- checks ------------------------------------------------------------------------ */
-
-void lp_snapcheck_buf_release(lp_snapcheck_buf *buf)
-{
-    lp_free(buf->key);
-    lp_free(buf->tmp);
-    memset(buf, 0, sizeof *buf);
-}
-
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Sort n keys (LSD radix, 11-bit digits; digits every key shares are skipped). The
- * result is in k; tmp is scratch of the same size. */
-static void sort_keys(uint64_t *k, uint64_t *tmp, size_t n)
-{
-    if (n < 512) {
-        qsort(k, n, sizeof *k, cmp_u64);
-        return;
-    }
-    uint64_t all_or = 0, all_and = ~UINT64_C(0);
-    for (size_t i = 0; i < n; i++) {
-        all_or |= k[i];
-        all_and &= k[i];
-    }
-    uint64_t differ = all_or ^ all_and;
-    size_t cnt[2048];
-    uint64_t *a = k, *b = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 11) {
-        if (!((differ >> shift) & 2047))
-            continue;
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(a[i] >> shift) & 2047]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 2048; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            b[cnt[(a[i] >> shift) & 2047]++] = a[i];
-        uint64_t *x = a;
-        a = b;
-        b = x;
-    }
-    if (a != k)
-        memcpy(k, a, n * sizeof *k);
-}
-
-/* Property 2 events: (time - t0) << 3 | code. */
-enum { EV_ACT_ON = 0, EV_ACT_OFF, EV_WAIT_ON, EV_WAIT_OFF, EV_MSG_ON, EV_MSG_OFF };
-
-lp_status lp_snapshot_check(const lp_snapshot *s, lp_snapcheck_buf *buf, lp_snapcheck *out, lp_error *err)
-{
-    memset(out, 0, sizeof *out);
-    const lp_trace *t = s->t;
-    if (!s->nv)
-        return LP_OK;
-    const int64_t t0 = s->t0, t1 = s->t1;
-    /* Property 1: a vertex after t0 with neither a worker edge nor a message in */
-    for (uint32_t w = 0; w < s->nworkers; w++)
-        for (uint64_t v = s->voff[w]; v < s->voff[w + 1]; v++) {
-            if (s->vtime[v] == t0)
-                continue;
-            if ((v > s->voff[w] && s->vact[v] != LP_NONE32) || s->vin[v + 1] > s->vin[v])
-                continue;
-            if (out->np1 < LP_SNAPCHECK_KEEP) {
-                out->p1_worker[out->np1] = w;
-                out->p1_time[out->np1] = s->vtime[v];
-            }
-            out->np1++;
-        }
-    /* Property 2: nothing to check if one worker is busy from t0 to t1 */
-    for (uint32_t w = 0; w < s->nworkers; w++)
-        if (s->voff[w] < s->voff[w + 1] && s->vtime[s->voff[w]] == t0 && s->vtime[s->voff[w + 1] - 1] == t1 &&
-            s->w_nwait[w] == 0)
-            return LP_OK;
-    size_t n = 2 * (size_t)s->nactive + 2 * (size_t)s->nin;
-    for (uint32_t w = 0; w < s->nworkers; w++)
-        n += 2 * s->w_nwait[w];
-    if (n > buf->cap || !buf->key) {
-        size_t cap = n + n / 4 + 16;
-        uint64_t *k = lp_reallocarray(NULL, cap, sizeof *k), *x = lp_reallocarray(NULL, cap, sizeof *x);
-        if (!k || !x) {
-            lp_free(k);
-            lp_free(x);
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory checking a window");
-        }
-        lp_free(buf->key);
-        lp_free(buf->tmp);
-        buf->key = k;
-        buf->tmp = x;
-        buf->cap = cap;
-    }
-    uint64_t *key = buf->key;
-    size_t k = 0;
-#define EV(time, code) (key[k++] = ((uint64_t)((time) - t0) << 3) | (code))
-    for (uint32_t w = 0; w < s->nworkers; w++) {
-        uint64_t a = s->voff[w], z = s->voff[w + 1];
-        if (a == z)
-            continue;
-        EV(s->vtime[a], EV_ACT_ON);
-        EV(s->vtime[z - 1], EV_ACT_OFF);
-        if (s->w_nwait[w])
-            for (uint64_t v = a + 1; v < z; v++)
-                if (s->vact[v] != LP_NONE32 && t->atype[s->vact[v]] == LP_TYPE_WAITING) {
-                    EV(s->vtime[v - 1], EV_WAIT_ON);
-                    EV(s->vtime[v], EV_WAIT_OFF);
-                }
-    }
-    for (uint64_t v = 0; v < s->nv; v++)
-        for (uint32_t j = s->vin[v]; j < s->vin[v + 1]; j++) {
-            int64_t a = s->in[j].st, b = s->vtime[v];
-            if (b > a) {
-                EV(a, EV_MSG_ON);
-                EV(b, EV_MSG_OFF);
-            }
-        }
-#undef EV
-    sort_keys(key, buf->tmp, k);
-    int64_t act = 0, wt = 0, fl = 0, last_to = INT64_MIN;
-    for (size_t i = 0; i < k;) {
-        uint64_t now = key[i] >> 3;
-        for (; i < k && (key[i] >> 3) == now; i++) {
-            switch (key[i] & 7) {
-            case EV_ACT_ON: act++; break;
-            case EV_ACT_OFF: act--; break;
-            case EV_WAIT_ON: wt++; break;
-            case EV_WAIT_OFF: wt--; break;
-            case EV_MSG_ON: fl++; break;
-            default: fl--; break;
-            }
-        }
-        if (i == k)
-            break;
-        uint64_t next = key[i] >> 3;
-        if (act > 0 && wt >= act && fl == 0) {
-            int64_t from = t0 + (int64_t)now, to = t0 + (int64_t)next;
-            if (out->np2 && from == last_to) { /* extends the previous interval */
-                if (out->np2 <= LP_SNAPCHECK_KEEP)
-                    out->p2_to[out->np2 - 1] = to;
-            } else {
-                if (out->np2 < LP_SNAPCHECK_KEEP) {
-                    out->p2_from[out->np2] = from;
-                    out->p2_to[out->np2] = to;
-                    out->p2_active[out->np2] = (uint32_t)act;
-                }
-                out->np2++;
-            }
-            last_to = to;
-            out->p2_ns += to - from;
-        }
-    }
-    return LP_OK;
 }

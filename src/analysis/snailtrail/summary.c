@@ -1,11 +1,13 @@
 /* summary.c: the four CP-based summaries of a window (summary.h; SnailTrail §6, §7.4).
  * One pass over the window's edges feeds every requested summary at once: worker edges
  * by vertex (the worker is the loop's), message edges by their incoming lists, then the
- * sampled path's edges. Dense accumulators for types, workers and operators; an
- * open-addressing table for sender/receiver pairs. Nothing is allocated per edge; the
- * accumulators and rows are reused from window to window. */
+ * sampled path's edges. Dense accumulators for types, workers and operators; for
+ * sender/receiver pairs, accumulators in order of first appearance found through the
+ * library's hash table (base/hashmap.h). Nothing is allocated per edge; the
+ * accumulators, the table and the rows are reused from window to window. */
 #include "longpole/analysis/snailtrail/summary.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@ typedef struct acc {
 } acc;
 
 typedef struct pent {
-    uint64_t key;            /* src << 32 | dst; UINT64_MAX = empty */
+    uint64_t key;            /* src << 32 | dst */
     acc a;
 } pent;
 
@@ -140,68 +142,30 @@ void lp_sumbuf_release(lp_sumbuf *b)
     for (int k = 0; k < LP_SUM_NKINDS; k++)
         lp_free(b->acc[k]);
     lp_free(b->pairs);
-    lp_free(b->used);
     lp_free(b->iv);
+    if (b->pairmap)
+        lp_hmap_release(b->pairmap);
+    lp_free(b->pairmap);
     memset(b, 0, sizeof *b);
 }
 
-static inline uint32_t pair_hash(uint64_t key, size_t cap)
-{
-    return (uint32_t)(((key + 1) * 0x9E3779B97F4A7C15ULL) >> 32) & (uint32_t)(cap - 1);
-}
-
-static int pairs_grow(lp_sumbuf *b, size_t need)
-{
-    size_t cap = b->pcap ? b->pcap : 64;
-    while (cap < 2 * need)
-        cap *= 2;
-    if (cap == b->pcap)
-        return 0;
-    pent *np = lp_reallocarray(NULL, cap, sizeof *np);
-    uint32_t *nu = lp_reallocarray(NULL, cap, sizeof *nu);
-    if (!np || !nu) {
-        lp_free(np);
-        lp_free(nu);
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++)
-        np[i].key = UINT64_MAX;
-    pent *op = b->pairs;
-    size_t n = 0;
-    for (size_t i = 0; i < b->npairs; i++) {
-        pent e = op[b->used[i]];
-        uint32_t h = pair_hash(e.key, cap);
-        while (np[h].key != UINT64_MAX)
-            h = (h + 1) & (uint32_t)(cap - 1);
-        np[h] = e;
-        nu[n++] = h;
-    }
-    lp_free(b->pairs);
-    lp_free(b->used);
-    b->pairs = np;
-    b->used = nu;
-    b->pcap = cap;
-    return 0;
-}
-
-/* The accumulator of a pair, inserted if new (NULL when the table cannot grow). The
- * table holds at most half its capacity. */
+/* The accumulator of a pair, added if new (NULL when out of memory). */
 static inline acc *pair_acc(lp_sumbuf *b, uint64_t key)
 {
-    if (2 * (b->npairs + 1) > b->pcap && pairs_grow(b, b->npairs + 1))
+    int added;
+    uint64_t i = lp_hmap_get_or_put(b->pairmap, key, b->npairs, &added);
+    if (i == LP_HMAP_EMPTY)
         return NULL;
-    pent *p = b->pairs;
-    uint32_t h = pair_hash(key, b->pcap);
-    while (p[h].key != key) {
-        if (p[h].key == UINT64_MAX) {
-            p[h].key = key;
-            p[h].a = (acc){0, 0, 0};
-            b->used[b->npairs++] = h;
-            return &p[h].a;
+    if (added) {
+        void *p = b->pairs;
+        if (lp_grow(&p, &b->pcap, b->npairs + 1, sizeof(pent))) {
+            lp_hmap_del(b->pairmap, key);
+            return NULL;
         }
-        h = (h + 1) & (uint32_t)(b->pcap - 1);
+        b->pairs = p;
+        ((pent *)p)[b->npairs++] = (pent){key, {0, 0, 0}};
     }
-    return &p[h].a;
+    return &((pent *)b->pairs)[i].a;
 }
 
 static int cmp_rows(const void *pa, const void *pb)
@@ -235,12 +199,26 @@ static int add_row(lp_summary *s, uint64_t key, const acc *a, uint32_t par)
     return 0;
 }
 
-lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_sumbuf *buf, const lp_sumkeys *keys,
-                             const lp_snapshot *s, const lp_cpm *c, const lp_cppath *path, lp_error *err)
+/* One window's summing: the accumulators by key of each kind asked for (NULL when not),
+ * and the window's totals. */
+typedef struct sumx {
+    const lp_trace *t;
+    const lp_snapshot *s;
+    const lp_sumkeys *keys;
+    lp_sumbuf *buf;
+    acc *at, *aw, *ao;       /* by type, worker, operator (+ "-" and communication) */
+    int want_comm;           /* the pairs table (buf) is summed too */
+    size_t comm_t, comm_w, none_o, comm_o; /* the extra keys' slots */
+    int64_t waiting, busy, msgtime, plen;
+    int64_t msgwall;         /* the union of the message intervals (the profile's communication) */
+} sumx;
+
+/* The accumulators of the kinds asked for, zeroed; the pairs table emptied. */
+static int sum_prepare(sumx *x, unsigned kinds)
 {
-    const lp_trace *t = s->t;
-    const uint32_t nty = t->ntypes, nw = s->nworkers, nops = keys->nops;
+    const uint32_t nty = x->t->ntypes, nw = x->s->nworkers, nops = x->keys->nops;
     const size_t need[LP_SUM_NKINDS] = {(size_t)nty + 1, (size_t)nw + 1, (size_t)nops + 2, 0};
+    lp_sumbuf *buf = x->buf;
     acc *A[LP_SUM_NKINDS] = {NULL, NULL, NULL, NULL};
     for (int k = 0; k < LP_SUM_COMM; k++) {
         if (!(kinds & (1u << k)))
@@ -248,7 +226,7 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
         if (need[k] > buf->cap[k] || !buf->acc[k]) {
             acc *p = lp_reallocarray(NULL, need[k] + 16, sizeof *p);
             if (!p)
-                goto oom;
+                return -1;
             lp_free(buf->acc[k]);
             buf->acc[k] = p;
             buf->cap[k] = need[k] + 16;
@@ -256,21 +234,35 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
         A[k] = buf->acc[k];
         memset(A[k], 0, need[k] * sizeof *A[k]);
     }
-    const int want_comm = (kinds >> LP_SUM_COMM) & 1;
-    if (want_comm) {
-        for (size_t i = 0; i < buf->npairs; i++)
-            ((pent *)buf->pairs)[buf->used[i]].key = UINT64_MAX;
+    x->want_comm = (kinds >> LP_SUM_COMM) & 1;
+    if (x->want_comm) {
+        if (!buf->pairmap && !(buf->pairmap = lp_calloc(1, sizeof *buf->pairmap))) /* zeroed: empty */
+            return -1;
+        lp_hmap_clear(buf->pairmap);
         buf->npairs = 0;
-        if (pairs_grow(buf, 1))
-            goto oom;
     }
-    acc *at = A[LP_SUM_ACTIVITY], *aw = A[LP_SUM_WORKER], *ao = A[LP_SUM_OPERATOR];
-    const size_t comm_t = nty, comm_w = nw, none_o = nops, comm_o = (size_t)nops + 1;
-    const uint32_t *opid = keys->opid;
-    int64_t waiting = 0, busy = 0, msgtime = 0;
-    const double *cpw = c->cpw, *cpin = c->cpin;
-    /* worker edges */
-    for (uint32_t w = 0; w < nw; w++)
+    x->at = A[LP_SUM_ACTIVITY], x->aw = A[LP_SUM_WORKER], x->ao = A[LP_SUM_OPERATOR];
+    x->comm_t = nty, x->comm_w = nw, x->none_o = nops, x->comm_o = (size_t)nops + 1;
+    return 0;
+}
+
+/* The operator slot of activity a ("-", none_o, when it has none or it is not indexed). */
+static inline size_t op_slot(const lp_str *aop, const uint32_t *opid, size_t none_o, uint32_t a)
+{
+    lp_str op = aop[a];
+    return op == LP_STR_NONE || opid[op] == LP_NONE32 ? none_o : opid[op];
+}
+
+/* Worker edges: CP and profile time by type, worker and operator; waiting apart. */
+static void sum_worker_edges(sumx *x, const double *cpw)
+{
+    const lp_trace *t = x->t;
+    const lp_snapshot *s = x->s;
+    acc *at = x->at, *aw = x->aw, *ao = x->ao;
+    const uint32_t *opid = x->keys->opid;
+    const size_t none_o = x->none_o;
+    int64_t waiting = 0, busy = 0; /* (locals: the loop keeps them in registers) */
+    for (uint32_t w = 0; w < s->nworkers; w++)
         for (uint64_t v = s->voff[w] + 1; v < s->voff[w + 1]; v++) {
             uint32_t a = s->vact[v];
             if (a == LP_NONE32)
@@ -293,21 +285,29 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
                 aw[w].prof += pd;
             }
             if (ao) {
-                lp_str op = t->aop[a];
-                size_t o = op == LP_STR_NONE || opid[op] == LP_NONE32 ? none_o : opid[op];
+                size_t o = op_slot(t->aop, opid, none_o, a);
                 ao[o].cp += cp;
                 ao[o].prof += pd;
             }
         }
-    /* message edges; the profile's communication is the union of their intervals */
+    x->waiting += waiting;
+    x->busy += busy;
+}
+
+/* Message edges: CP and profile time of communication, by worker pair too. */
+static int sum_message_edges(sumx *x, const double *cpin)
+{
+    const lp_trace *t = x->t;
+    const lp_snapshot *s = x->s;
     double cpmsg = 0;
-    size_t niv = 0;
-    if (s->nin > buf->capiv) {
-        lp_ival *iv = lp_reallocarray(buf->iv, s->nin, sizeof *iv);
+    int64_t msgtime = 0;
+    size_t niv = 0; /* the profile's communication is the union of the message intervals */
+    if (s->nin > x->buf->capiv) {
+        lp_ival *iv = lp_reallocarray(x->buf->iv, s->nin, sizeof *iv);
         if (!iv)
-            goto oom;
-        buf->iv = iv;
-        buf->capiv = s->nin;
+            return -1;
+        x->buf->iv = iv;
+        x->buf->capiv = s->nin;
     }
     for (uint64_t v = 0; v < s->nv; v++)
         for (uint32_t k = s->vin[v]; k < s->vin[v + 1]; k++) {
@@ -319,139 +319,161 @@ lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_s
             int64_t pd = t->msrc[m] == t->mdst[m] ? 0 : d;
             msgtime += pd;
             if (pd > 0)
-                buf->iv[niv++] = (lp_ival){s->in[k].st, s->vtime[v]};
+                x->buf->iv[niv++] = (lp_ival){s->in[k].st, s->vtime[v]};
             cpmsg += cp;
-            if (want_comm) {
-                acc *p = pair_acc(buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
+            if (x->want_comm) {
+                acc *p = pair_acc(x->buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
                 if (!p)
-                    goto oom;
+                    return -1;
                 p->cp += cp;
                 p->prof += pd;
             }
         }
-    int64_t msgwall = lp_ival_union(buf->iv, niv);
-    if (at) {
-        at[comm_t].cp += cpmsg;
-        at[comm_t].prof += msgwall;
+    x->msgtime += msgtime;
+    x->msgwall = lp_ival_union(x->buf->iv, niv);
+    acc *comm[3] = {x->at ? &x->at[x->comm_t] : NULL, x->aw ? &x->aw[x->comm_w] : NULL,
+                    x->ao ? &x->ao[x->comm_o] : NULL};
+    for (int i = 0; i < 3; i++)
+        if (comm[i]) {
+            comm[i]->cp += cpmsg;
+            comm[i]->prof += x->msgwall;
+        }
+    return 0;
+}
+
+/* The receive vertex of message edge in[k]: binary search on vin. */
+static uint64_t recv_vertex(const lp_snapshot *s, uint64_t k)
+{
+    uint64_t lo = 0, hi = s->nv;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (s->vin[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
     }
-    if (aw) {
-        aw[comm_w].cp += cpmsg;
-        aw[comm_w].prof += msgwall;
-    }
-    if (ao) {
-        ao[comm_o].cp += cpmsg;
-        ao[comm_o].prof += msgwall;
-    }
-    /* the sampled path */
-    int64_t plen = 0;
-    if (path)
-        for (size_t i = 0; i < path->n; i++) {
-            uint64_t e = path->e[i];
-            if (e & LP_CPPATH_MSG) {
-                uint64_t k = e & ~LP_CPPATH_MSG;
-                uint64_t v = 0;
-                /* the receive vertex of in[k]: binary search on vin */
-                uint64_t lo = 0, hi = s->nv;
-                while (hi - lo > 1) {
-                    uint64_t mid = lo + (hi - lo) / 2;
-                    if (s->vin[mid] <= k)
-                        lo = mid;
-                    else
-                        hi = mid;
-                }
-                while (lo + 1 < s->nv && s->vin[lo + 1] <= k)
-                    lo++;
-                v = lo;
-                int64_t d = s->vtime[v] - s->in[k].st;
-                plen += d;
-                if (at)
-                    at[comm_t].path += d;
-                if (aw)
-                    aw[comm_w].path += d;
-                if (ao)
-                    ao[comm_o].path += d;
-                if (want_comm) {
-                    uint32_t m = s->in[k].msg;
-                    acc *p = pair_acc(buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
-                    if (!p)
-                        goto oom;
-                    p->path += d;
-                }
-            } else {
-                uint64_t v = e;
-                uint32_t a = s->vact[v];
-                int64_t d = s->vtime[v] - s->vtime[v - 1];
-                plen += d;
-                if (at)
-                    at[t->atype[a]].path += d;
-                if (aw)
-                    aw[lp_snapshot_vworker(s, v)].path += d;
-                if (ao) {
-                    lp_str op = t->aop[a];
-                    ao[op == LP_STR_NONE || opid[op] == LP_NONE32 ? none_o : opid[op]].path += d;
-                }
+    while (lo + 1 < s->nv && s->vin[lo + 1] <= k)
+        lo++;
+    return lo;
+}
+
+/* The sampled path: its time by key, and its length. */
+static int sum_path(sumx *x, const lp_cppath *path)
+{
+    const lp_trace *t = x->t;
+    const lp_snapshot *s = x->s;
+    acc *at = x->at, *aw = x->aw, *ao = x->ao;
+    for (size_t i = 0; path && i < path->n; i++) {
+        uint64_t e = path->e[i];
+        if (e & LP_CPPATH_MSG) {
+            uint64_t k = e & ~LP_CPPATH_MSG;
+            int64_t d = s->vtime[recv_vertex(s, k)] - s->in[k].st;
+            x->plen += d;
+            if (at)
+                at[x->comm_t].path += d;
+            if (aw)
+                aw[x->comm_w].path += d;
+            if (ao)
+                ao[x->comm_o].path += d;
+            if (x->want_comm) {
+                uint32_t m = s->in[k].msg;
+                acc *p = pair_acc(x->buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
+                if (!p)
+                    return -1;
+                p->path += d;
             }
+        } else {
+            uint64_t v = e;
+            uint32_t a = s->vact[v];
+            int64_t d = s->vtime[v] - s->vtime[v - 1];
+            x->plen += d;
+            if (at)
+                at[t->atype[a]].path += d;
+            if (aw)
+                aw[lp_snapshot_vworker(s, v)].path += d;
+            if (ao)
+                ao[op_slot(t->aop, x->keys->opid, x->none_o, a)].path += d;
         }
-    /* rows */
-    for (int k = 0; k < LP_SUM_NKINDS; k++) {
-        if (!(kinds & (1u << k)))
-            continue;
-        lp_summary *o = &out[k];
-        o->kind = (lp_sumkind)k;
-        o->n = 0;
-        o->cp_total = 0;
-        o->waiting_ns = waiting;
-        o->path_total = plen;
-        o->prof_total = k == LP_SUM_COMM ? msgtime : busy + msgwall;
-        int bad = 0;
-        switch (k) {
-        case LP_SUM_ACTIVITY:
-            for (uint32_t ty = 0; ty < nty && !bad; ty++)
-                bad = add_row(o, ty, &at[ty], 1);
-            bad = bad || add_row(o, LP_SUMKEY_COMM, &at[comm_t], 1);
-            break;
-        case LP_SUM_WORKER:
-            for (uint32_t w = 0; w < nw && !bad; w++)
-                bad = add_row(o, w, &aw[w], 1);
-            bad = bad || add_row(o, LP_SUMKEY_COMM, &aw[comm_w], 1);
-            break;
-        case LP_SUM_OPERATOR:
-            for (uint32_t op = 0; op < nops && !bad; op++)
-                bad = add_row(o, op, &ao[op], keys->oppar[op]);
-            bad = bad || add_row(o, LP_SUMKEY_NONE, &ao[none_o], 1);
-            bad = bad || add_row(o, LP_SUMKEY_COMM, &ao[comm_o], 1);
-            break;
-        default: {
-            const pent *p = buf->pairs;
-            for (size_t i = 0; i < buf->npairs && !bad; i++)
-                bad = add_row(o, p[buf->used[i]].key, &p[buf->used[i]].a, 1);
-            break;
-        }
-        }
-        if (bad)
-            goto oom;
-        for (size_t i = 0; i < o->n; i++) {
-            lp_sumrow *r = &o->rows[i];
-            r->prof_share = o->prof_total ? (double)r->prof_ns / (double)o->prof_total : 0;
-            r->path_share = plen ? (double)r->path_ns / (double)plen : 0;
-        }
-        /* worker and operator summaries: the communication and "-" rows are not workers
-         * or operators; they go last */
-        size_t nreal = o->n;
-        if (k == LP_SUM_WORKER || k == LP_SUM_OPERATOR) {
-            nreal = 0;
-            for (size_t i = 0; i < o->n; i++)
-                if (o->rows[i].key < LP_SUMKEY_NONE) {
-                    lp_sumrow x = o->rows[nreal];
-                    o->rows[nreal++] = o->rows[i];
-                    o->rows[i] = x;
-                }
-        }
-        if (nreal > 1)
-            qsort(o->rows, nreal, sizeof *o->rows, cmp_rows);
-        if (o->n - nreal > 1)
-            qsort(o->rows + nreal, o->n - nreal, sizeof *o->rows, cmp_rows);
     }
+    return 0;
+}
+
+/* The rows of kind k: one per key with anything, shares, then sorted (for workers and
+ * operators, the communication and "-" rows last). */
+static int sum_rows(const sumx *x, int k, lp_summary *o)
+{
+    const uint32_t nty = x->t->ntypes, nw = x->s->nworkers, nops = x->keys->nops;
+    o->kind = (lp_sumkind)k;
+    o->n = 0;
+    o->cp_total = 0;
+    o->waiting_ns = x->waiting;
+    o->path_total = x->plen;
+    o->prof_total = k == LP_SUM_COMM ? x->msgtime : x->busy + x->msgwall;
+    int bad = 0;
+    switch (k) {
+    case LP_SUM_ACTIVITY:
+        for (uint32_t ty = 0; ty < nty && !bad; ty++)
+            bad = add_row(o, ty, &x->at[ty], 1);
+        bad = bad || add_row(o, LP_SUMKEY_COMM, &x->at[x->comm_t], 1);
+        break;
+    case LP_SUM_WORKER:
+        for (uint32_t w = 0; w < nw && !bad; w++)
+            bad = add_row(o, w, &x->aw[w], 1);
+        bad = bad || add_row(o, LP_SUMKEY_COMM, &x->aw[x->comm_w], 1);
+        break;
+    case LP_SUM_OPERATOR:
+        for (uint32_t op = 0; op < nops && !bad; op++)
+            bad = add_row(o, op, &x->ao[op], x->keys->oppar[op]);
+        bad = bad || add_row(o, LP_SUMKEY_NONE, &x->ao[x->none_o], 1);
+        bad = bad || add_row(o, LP_SUMKEY_COMM, &x->ao[x->comm_o], 1);
+        break;
+    default: {
+        const pent *p = x->buf->pairs;
+        for (size_t i = 0; i < x->buf->npairs && !bad; i++)
+            bad = add_row(o, p[i].key, &p[i].a, 1);
+        break;
+    }
+    }
+    if (bad)
+        return -1;
+    for (size_t i = 0; i < o->n; i++) {
+        lp_sumrow *r = &o->rows[i];
+        r->prof_share = o->prof_total ? (double)r->prof_ns / (double)o->prof_total : 0;
+        r->path_share = x->plen ? (double)r->path_ns / (double)x->plen : 0;
+    }
+    /* worker and operator summaries: the communication and "-" rows are not workers
+     * or operators; they go last */
+    size_t nreal = o->n;
+    if (k == LP_SUM_WORKER || k == LP_SUM_OPERATOR) {
+        nreal = 0;
+        for (size_t i = 0; i < o->n; i++)
+            if (o->rows[i].key < LP_SUMKEY_NONE) {
+                lp_sumrow r = o->rows[nreal];
+                o->rows[nreal++] = o->rows[i];
+                o->rows[i] = r;
+            }
+    }
+    if (nreal > 1)
+        qsort(o->rows, nreal, sizeof *o->rows, cmp_rows);
+    if (o->n - nreal > 1)
+        qsort(o->rows + nreal, o->n - nreal, sizeof *o->rows, cmp_rows);
+    return 0;
+}
+
+lp_status lp_summary_compute(lp_summary out[LP_SUM_NKINDS], unsigned kinds, lp_sumbuf *buf, const lp_sumkeys *keys,
+                             const lp_snapshot *s, const lp_cpm *c, const lp_cppath *path, lp_error *err)
+{
+    sumx x;
+    memset(&x, 0, sizeof x);
+    x.t = s->t, x.s = s, x.keys = keys, x.buf = buf;
+    if (sum_prepare(&x, kinds))
+        goto oom;
+    sum_worker_edges(&x, c->cpw);
+    if (sum_message_edges(&x, c->cpin) || sum_path(&x, path))
+        goto oom;
+    for (int k = 0; k < LP_SUM_NKINDS; k++)
+        if ((kinds & (1u << k)) && sum_rows(&x, k, &out[k]))
+            goto oom;
     return LP_OK;
 oom:
     return lp_error_set(err, LP_ERR_NOMEM, "out of memory summarising a window");

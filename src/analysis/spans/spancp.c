@@ -12,12 +12,13 @@
  * overflow the stack. Workspace is reused from trace to trace.
  *
  * Aggregation: call paths are interned in a trie keyed by (parent node, operation)
- * with open addressing; each trace contributes (node, exclusive time) entries, which
+ * in the library's hash table (base/hashmap.h); each trace contributes (node, exclusive time) entries, which
  * percentile tables then accumulate in latency order, snapshotting at each
  * percentile's boundary: one pass over the entries for all percentiles.
  */
 #include "longpole/analysis/spans/spancp.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -297,28 +298,16 @@ struct lp_spancp_agg {
     const lp_spans *sp;
     uint64_t *opkey;          /* operation: service << 32 | operation (span-table strings) */
     size_t nops, capops;
-    uint32_t *opmap;          /* open addressing: op + 1 */
-    size_t opmapcap;
+    lp_hmap opmap;            /* opkey -> op */
     uint32_t *nparent, *nop, *ndepth; /* call-path trie nodes */
     size_t nnodes, capnodes;
-    uint32_t *nmap;           /* open addressing: node + 1 keyed by (parent, op) */
-    size_t nmapcap;
+    lp_hmap nmap;             /* parent << 32 | op -> node */
     trec *tr;
     size_t ntr, captr;
     entry *ent;
     size_t nent, capent;
     uint32_t *node_of;        /* [table size] span -> node, for the trace being added */
 };
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
 
 lp_status lp_spancp_agg_new(lp_spancp_agg **out, const lp_spans *sp, lp_error *err)
 {
@@ -341,11 +330,11 @@ void lp_spancp_agg_free(lp_spancp_agg *a)
     if (!a)
         return;
     lp_free(a->opkey);
-    lp_free(a->opmap);
+    lp_hmap_release(&a->opmap);
     lp_free(a->nparent);
     lp_free(a->nop);
     lp_free(a->ndepth);
-    lp_free(a->nmap);
+    lp_hmap_release(&a->nmap);
     lp_free(a->tr);
     lp_free(a->ent);
     lp_free(a->node_of);
@@ -356,74 +345,32 @@ uint64_t lp_spancp_agg_traces(const lp_spancp_agg *a) { return a->ntr; }
 
 static int op_index(lp_spancp_agg *a, uint64_t key, uint32_t *op)
 {
-    if (a->opmapcap) {
-        size_t mask = a->opmapcap - 1;
-        for (size_t j = mix64(key) & mask; a->opmap[j]; j = (j + 1) & mask)
-            if (a->opkey[a->opmap[j] - 1] == key) {
-                *op = a->opmap[j] - 1;
-                return 0;
-            }
-    }
-    if ((a->nops + 1) * 2 > a->opmapcap) {
-        size_t ncap = a->opmapcap ? a->opmapcap * 2 : 64;
-        uint32_t *m = lp_calloc(ncap, sizeof *m);
-        if (!m)
-            return -1;
-        for (size_t i = 0; i < a->nops; i++) {
-            size_t j = mix64(a->opkey[i]) & (ncap - 1);
-            while (m[j])
-                j = (j + 1) & (ncap - 1);
-            m[j] = (uint32_t)i + 1;
-        }
-        lp_free(a->opmap);
-        a->opmap = m;
-        a->opmapcap = ncap;
-    }
+    int added;
+    uint64_t v = lp_hmap_get_or_put(&a->opmap, key, a->nops, &added);
+    if (v == LP_HMAP_EMPTY)
+        return -1;
+    *op = (uint32_t)v;
+    if (!added)
+        return 0;
     void *p = a->opkey;
     if (lp_grow(&p, &a->capops, a->nops + 1, sizeof(uint64_t)))
         return -1;
     a->opkey = p;
-    a->opkey[a->nops] = key;
-    size_t j = mix64(key) & (a->opmapcap - 1);
-    while (a->opmap[j])
-        j = (j + 1) & (a->opmapcap - 1);
-    a->opmap[j] = (uint32_t)a->nops + 1;
-    *op = (uint32_t)a->nops++;
+    a->opkey[a->nops++] = key;
     return 0;
 }
 
-static uint64_t node_key(uint32_t parent, uint32_t op) { return (uint64_t)parent << 32 | op; }
-
 static int node_index(lp_spancp_agg *a, uint32_t parent, uint32_t op, uint32_t *node)
 {
-    uint64_t key = node_key(parent, op);
-    if (a->nmapcap) {
-        size_t mask = a->nmapcap - 1;
-        for (size_t j = mix64(key) & mask; a->nmap[j]; j = (j + 1) & mask) {
-            uint32_t n = a->nmap[j] - 1;
-            if (a->nparent[n] == parent && a->nop[n] == op) {
-                *node = n;
-                return 0;
-            }
-        }
-    }
+    int added;
+    uint64_t v = lp_hmap_get_or_put(&a->nmap, (uint64_t)parent << 32 | op, a->nnodes, &added);
+    if (v == LP_HMAP_EMPTY)
+        return -1;
+    *node = (uint32_t)v;
+    if (!added)
+        return 0;
     if (a->nnodes >= UINT32_MAX - 2)
         return -1;
-    if ((a->nnodes + 1) * 2 > a->nmapcap) {
-        size_t ncap = a->nmapcap ? a->nmapcap * 2 : 256;
-        uint32_t *m = lp_calloc(ncap, sizeof *m);
-        if (!m)
-            return -1;
-        for (size_t i = 0; i < a->nnodes; i++) {
-            size_t j = mix64(node_key(a->nparent[i], a->nop[i])) & (ncap - 1);
-            while (m[j])
-                j = (j + 1) & (ncap - 1);
-            m[j] = (uint32_t)i + 1;
-        }
-        lp_free(a->nmap);
-        a->nmap = m;
-        a->nmapcap = ncap;
-    }
     if (a->nnodes == a->capnodes) {
         size_t ncap = a->capnodes ? a->capnodes * 2 : 256;
         uint32_t *p1 = lp_reallocarray(a->nparent, ncap, sizeof *p1);
@@ -444,11 +391,6 @@ static int node_index(lp_spancp_agg *a, uint32_t parent, uint32_t op, uint32_t *
     a->nparent[n] = parent;
     a->nop[n] = op;
     a->ndepth[n] = parent == UINT32_MAX ? 1 : a->ndepth[parent] + 1;
-    size_t j = mix64(key) & (a->nmapcap - 1);
-    while (a->nmap[j])
-        j = (j + 1) & (a->nmapcap - 1);
-    a->nmap[j] = n + 1;
-    *node = n;
     return 0;
 }
 

@@ -14,8 +14,8 @@
  * ids made canonical (sorted by names) and written into the records.
  */
 #include "import/reqlog/reqlog_int.h"
-#include "codec/json_pull.h"
-#include "base/par.h"
+#include "base/hashmap.h"
+#include "base/pool.h"
 #include "longpole/base/alloc.h"
 
 #include <errno.h>
@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,8 +33,6 @@ void lp_reqlog_opts_init(lp_reqlog_opts *o)
     memset(o, 0, sizeof *o);
     o->header = -1;
 }
-
-static const char *const role_key[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
 
 lp_status lp_reqlog_opts_columns(lp_reqlog_opts *o, const char *spec, lp_error *err)
 {
@@ -63,7 +60,7 @@ lp_status lp_reqlog_opts_columns(lp_reqlog_opts *o, const char *spec, lp_error *
         }
         int r;
         for (r = 0; r < LP_RL_NROLES; r++)
-            if (strcmp(tok, role_key[r]) == 0)
+            if (strcmp(tok, rl_role_names[r]) == 0)
                 break;
         if (r == LP_RL_NROLES)
             return lp_error_set(err, LP_ERR_ARG,
@@ -159,78 +156,20 @@ static int space_id(space *sp, lp_str sid, uint32_t *out)
     return 0;
 }
 
-/* Open-addressing set of 64-bit keys with dense values (points, segments). */
-typedef struct kmap {
-    uint64_t *keys;
-    uint32_t *vals;
-    uint32_t cap, n;
-} kmap;
+/* Maps of 64-bit keys to dense values (points, segments): the library's hash table. */
 
-static inline uint32_t khash(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdULL;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
-static void kmap_release(kmap *m)
-{
-    lp_free(m->keys);
-    lp_free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-/* Find or insert `k`; a new key gets value `nv`. Returns the slot's value, or
+/* Find or insert `k`; a new key gets value `nv`. Returns the key's value, or
  * UINT32_MAX on out of memory; *isnew tells whether it was inserted. */
-static uint32_t kmap_put(kmap *m, uint64_t k, uint32_t nv, int *isnew)
+static inline uint32_t kmap_put(lp_hmap *m, uint64_t k, uint32_t nv, int *isnew)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        uint32_t nc = m->cap ? m->cap * 2 : 256;
-        uint64_t *nk = lp_malloc((size_t)nc * sizeof *nk);
-        uint32_t *nvv = lp_malloc((size_t)nc * sizeof *nvv);
-        if (!nk || !nvv) {
-            lp_free(nk), lp_free(nvv);
-            return UINT32_MAX;
-        }
-        memset(nvv, 0xff, (size_t)nc * sizeof *nvv);
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->vals[i] != UINT32_MAX) {
-                uint32_t j = khash(m->keys[i]) & (nc - 1);
-                while (nvv[j] != UINT32_MAX)
-                    j = (j + 1) & (nc - 1);
-                nk[j] = m->keys[i];
-                nvv[j] = m->vals[i];
-            }
-        lp_free(m->keys), lp_free(m->vals);
-        m->keys = nk, m->vals = nvv, m->cap = nc;
-    }
-    uint32_t i = khash(k) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == k) {
-            *isnew = 0;
-            return m->vals[i];
-        }
-        i = (i + 1) & (m->cap - 1);
-    }
-    m->keys[i] = k;
-    m->vals[i] = nv;
-    m->n++;
-    *isnew = 1;
-    return nv;
+    uint64_t v = lp_hmap_get_or_put(m, k, nv, isnew);
+    return v == LP_HMAP_EMPTY ? UINT32_MAX : (uint32_t)v;
 }
 
-static uint32_t kmap_get(const kmap *m, uint64_t k)
+static inline uint32_t kmap_get(const lp_hmap *m, uint64_t k)
 {
-    if (!m->cap)
-        return UINT32_MAX;
-    uint32_t i = khash(k) & (m->cap - 1);
-    while (m->vals[i] != UINT32_MAX) {
-        if (m->keys[i] == k)
-            return m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    return UINT32_MAX;
+    uint64_t v;
+    return lp_hmap_get(m, k, &v) ? (uint32_t)v : UINT32_MAX;
 }
 
 /* ---- sharding ---------------------------------------------------------------------- */
@@ -244,9 +183,8 @@ typedef struct shard_work {
     const lp_reqlog_opts *o;
 } shard_work;
 
-static void shard_worker(void *ctx, unsigned tid, unsigned n)
+static lp_status shard_worker(void *ctx, size_t tid, size_t n, lp_error *err)
 {
-    (void)n;
     shard_work *w = ctx;
     for (;;) {
         size_t i = atomic_fetch_add(&w->next, 1);
@@ -256,6 +194,7 @@ static void shard_worker(void *ctx, unsigned tid, unsigned n)
         if (tid == 0 && w->o->progress)
             w->o->progress(w->o->progress_ctx, "reading", atomic_load(&w->bytes), w->total);
     }
+    return LP_OK;
 }
 
 /* Read the first content line of a plain file to decide its layout. Returns 1 if a
@@ -340,7 +279,7 @@ typedef struct rq_thread {
     /* output */
     prob *probs;
     size_t nprobs, capprobs;
-    kmap segs;              /* (point a << 32 | point b) -> local segment */
+    lp_hmap segs;           /* (point a << 32 | point b) -> local segment */
     uint64_t *lkeys;        /* local segment -> key */
     uint8_t *lcross;
     size_t caplk;
@@ -401,29 +340,12 @@ static int local_seg(rq_thread *T, uint32_t a, uint32_t b, int cross, uint32_t *
 }
 
 /* Sort one request's records by (task, order), check its rules, intern its segments. */
-static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
+/* The n records of request r sorted by task (stable; tasks by id), and within a task
+ * by seq then input order when there is a seq column, into T->tmp; returns the number
+ * of tasks (T->tlist, T->tcount). */
+static uint32_t sort_by_task(rq_ctx *C, rq_thread *T, uint64_t r, const lp_reqrow *rows, const int64_t *seq, size_t n)
 {
     lp_reqlog *rl = C->rl;
-    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
-    size_t n = (size_t)(b - a);
-    lp_reqrow *rows = rl->rows + a;
-    int64_t *seq = C->seq ? C->seq + a : NULL;
-    if (n == 0) /* a request known only from malformed lines */
-        return 0;
-    if (n > T->captmp) {
-        size_t nc = n * 2;
-        lp_reqrow *t = lp_reallocarray(T->tmp, nc, sizeof *t);
-        if (!t)
-            return -1;
-        T->tmp = t;
-        if (C->seq) {
-            int64_t *s = lp_reallocarray(T->tmpseq, nc, sizeof *s);
-            if (!s)
-                return -1;
-            T->tmpseq = s;
-        }
-        T->captmp = nc;
-    }
     /* stable bucket sort by task */
     uint64_t stamp = r + 1;
     uint32_t nt = 0;
@@ -476,9 +398,16 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
             s0 += cnt;
         }
     }
-    memcpy(rows, T->tmp, n * sizeof *rows);
-    /* rules */
-    int bad = rl->rbad[r];
+    return nt;
+}
+
+/* The two rules on request r's records sorted by task (nt tasks): each <event, task>
+ * once, and no time going backwards within a task on one host. Returns 1 if a rule is
+ * broken (problems added to T), 0 if not, -1 when out of memory. */
+static int check_rules(rq_thread *T, lp_reqrow *rows, uint64_t r, uint32_t nt)
+{
+    uint64_t stamp = r + 1;
+    int bad = 0;
     size_t s0 = 0;
     for (uint32_t ti = 0; ti < nt; ti++) {
         size_t cnt = T->tcount[T->tlist[ti]];
@@ -525,7 +454,38 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
         }
         s0 += cnt;
     }
-    if (bad) {
+    return bad;
+}
+
+static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
+{
+    lp_reqlog *rl = C->rl;
+    uint64_t a = rl->rfirst[r], b = rl->rfirst[r + 1];
+    size_t n = (size_t)(b - a);
+    lp_reqrow *rows = rl->rows + a;
+    int64_t *seq = C->seq ? C->seq + a : NULL;
+    if (n == 0) /* a request known only from malformed lines */
+        return 0;
+    if (n > T->captmp) {
+        size_t nc = n * 2;
+        lp_reqrow *t = lp_reallocarray(T->tmp, nc, sizeof *t);
+        if (!t)
+            return -1;
+        T->tmp = t;
+        if (C->seq) {
+            int64_t *s = lp_reallocarray(T->tmpseq, nc, sizeof *s);
+            if (!s)
+                return -1;
+            T->tmpseq = s;
+        }
+        T->captmp = nc;
+    }
+    uint32_t nt = sort_by_task(C, T, r, rows, seq, n);
+    memcpy(rows, T->tmp, n * sizeof *rows);
+    int bad = check_rules(T, rows, r, nt);
+    if (bad < 0)
+        return -1;
+    if (bad || rl->rbad[r]) {
         rl->rbad[r] = 1;
         for (size_t i = 0; i < n; i++)
             rows[i].seg = LP_REQLOG_NONE;
@@ -546,12 +506,12 @@ static int one_request(rq_ctx *C, rq_thread *T, uint64_t r)
     return 0;
 }
 
-static void rq_worker(void *ctx, unsigned tid, unsigned nthr)
+static lp_status rq_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
 {
     rq_ctx *C = ctx;
     rq_thread *T = &C->th[tid];
     uint64_t lo, hi;
-    lp_reqpar_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(C->rl->nreqs, tid, nthr, &lo, &hi);
     if (C->pass == 1) {
         for (uint64_t r = lo; r < hi && !T->nomem; r++)
             if (one_request(C, T, r))
@@ -562,6 +522,7 @@ static void rq_worker(void *ctx, unsigned tid, unsigned nthr)
             if (rows[i].seg != LP_REQLOG_NONE)
                 rows[i].seg = T->lmap[rows[i].seg];
     }
+    return LP_OK;
 }
 
 static int prob_cmp(const void *x, const void *y)
@@ -630,9 +591,8 @@ typedef struct merge_work {
 } merge_work;
 
 /* Copy shards' records into place with global ids, freeing each shard's records. */
-static void merge_worker(void *ctx, unsigned tid, unsigned n)
+static lp_status merge_worker(void *ctx, size_t tid, size_t n, lp_error *err)
 {
-    (void)tid, (void)n;
     merge_work *w = ctx;
     for (;;) {
         size_t i = atomic_fetch_add(&w->next, 1);
@@ -659,6 +619,7 @@ static void merge_worker(void *ctx, unsigned tid, unsigned n)
         lp_free(s->seq);
         s->seq = NULL;
     }
+    return LP_OK;
 }
 
 /* Diagnostics are collected while loading and reported at the end sorted by file and
@@ -791,132 +752,150 @@ lp_status lp_reqlog_load_mem(const void *data, size_t n, const char *name, const
     return load(paths, data, n, 1, o, diags, out, err);
 }
 
-static lp_status load(const char *const *paths, const void *mem, size_t memlen, size_t npaths,
-                      const lp_reqlog_opts *o, lp_diags *diags, lp_reqlog **out, lp_error *err)
-{
-    *out = NULL;
-    lp_status st = LP_OK;
-    if (npaths == 0)
-        return lp_error_set(err, LP_ERR_ARG, "no input files");
-    if (npaths > UINT32_MAX / 2)
-        return lp_error_set(err, LP_ERR_LIMIT, "too many input files");
-    lp_reqlog *rl = lp_calloc(1, sizeof *rl);
-    if (!rl)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    if (lp_strtab_init(&rl->names)) {
-        lp_strtab_release(&rl->names); /* a failed init may have allocated */
-        lp_free(rl);
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    }
-    unsigned nthr = lp_reqpar_threads(o->threads);
-    size_t shard_bytes = o->shard_bytes ? o->shard_bytes : ((size_t)32 << 20);
-    rl_shard *sh = NULL;
-    size_t nsh = 0, capsh = 0;
-    rl_layout *lays = lp_calloc(npaths, sizeof *lays);
-    space hosts = {0}, tasks = {0}, events = {0};
-    idmap reqmap = {0};
-    kmap points = {0};
-    uint32_t *namemap = NULL;
-    size_t capname = 0;
-    uint32_t *reqlocal = NULL;
-    size_t capreqlocal = 0;
-    uint32_t *badlist = NULL;
-    size_t nbadlist = 0, capbadlist = 0;
-    attrrec *attrs = NULL;
-    size_t nattrs = 0, capattrs = 0;
-    size_t capsrcs = 0, capreqn = 0, capfile = 0;
-    int64_t *seq = NULL;
-    uint32_t *dest = NULL;
-    rq_thread *th = NULL;
-    segkey *sk = NULL;
-    kmap gsegs = {0};
-    plist pend = {0};
-    uint64_t totalbytes = 0;
-    if (!lays)
-        goto nomem;
+/* The state of one load, passed from stage to stage (load() below). */
+typedef struct loadctx {
+    const char *const *paths;
+    const void *mem;
+    size_t memlen, npaths;
+    const lp_reqlog_opts *o;
+    lp_diags *diags;
+    lp_error *err;
+    lp_reqlog *rl;
+    unsigned nthr;
+    rl_shard *sh;
+    size_t nsh, capsh;
+    rl_layout *lays;
+    space hosts, tasks, events;
+    idmap reqmap;
+    lp_hmap points;
+    uint32_t *namemap;
+    size_t capname;
+    uint32_t *reqlocal;
+    size_t capreqlocal;
+    uint32_t *badlist;
+    size_t nbadlist, capbadlist;
+    attrrec *attrs;
+    size_t nattrs, capattrs;
+    size_t capsrcs, capreqn;
+    int64_t *seq;
+    rq_thread *th;
+    segkey *sk;
+    lp_hmap gsegs;
+    plist pend;
+    lp_pool *pool; /* every parallel step (NULL: run here) */
+} loadctx;
 
-    /* (1) shards */
-    GROW(rl->fname, capfile, npaths);
-    for (size_t f = 0; f < npaths; f++) {
-        rl->fname[f] = lp_strndup(paths[f], strlen(paths[f]));
-        if (!rl->fname[f])
-            goto nomem;
-        rl->nfiles++;
-        int plain = 0;
-        uint64_t size = 0, fsize = 0;
-        if (!mem && strcmp(paths[f], "-") != 0) {
-            lp_input *in;
-            if ((st = lp_input_open(&in, paths[f], err)) != LP_OK)
-                goto fail;
-            const void *pk;
-            size_t pn;
-            st = lp_input_peek(in, &pk, &pn, err);
-            lp_compression comp = lp_input_compression(in);
-            lp_input_close(in);
-            if (st)
-                goto fail;
-            struct stat sb;
-            if (stat(paths[f], &sb) == 0 && S_ISREG(sb.st_mode))
-                fsize = (uint64_t)sb.st_size;
-            if (comp == LP_COMP_NONE && fsize > 0) {
-                plain = 1;
-                size = fsize;
-            }
-        }
-        if (plain) {
-            int fd = open(paths[f], O_RDONLY | O_CLOEXEC);
-            if (fd < 0) {
-                st = lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", paths[f], strerror(errno));
-                goto fail;
-            }
-            int lr = plain_layout(fd, paths[f], o, &lays[f]);
-            close(fd);
-            if (lr < 0)
-                goto nomem;
-            if (lr == 0)
-                plain = 0; /* the shard worker decides (and reports) */
-        }
-        totalbytes += fsize;
-        uint64_t nparts = plain ? (size + shard_bytes - 1) / shard_bytes : 1;
-        GROW(sh, capsh, nsh + nparts);
-        for (uint64_t k = 0; k < nparts; k++) {
-            rl_shard *s = &sh[nsh++];
-            memset(s, 0, sizeof *s);
-            s->file = (uint32_t)f;
-            s->path = paths[f];
-            s->whole = !plain;
-            s->begin = k * shard_bytes;
-            s->end = k + 1 == nparts ? size : (k + 1) * shard_bytes;
-            s->lay = &lays[f];
-            s->opts = o;
-            s->mem = mem;
-            s->memlen = memlen;
+static lp_status load_nomem(loadctx *L) { return lp_error_set(L->err, LP_ERR_NOMEM, "out of memory"); }
+
+/* (1) The shards of file f: 32 MiB ranges of a plain file (its layout decided from its
+ * first line here), or the whole stream of a compressed file or stdin. */
+static lp_status file_shards(loadctx *L, size_t f, uint64_t *totalbytes)
+{
+    const char *const *paths = L->paths;
+    const lp_reqlog_opts *o = L->o;
+    lp_reqlog *rl = L->rl;
+    lp_error *err = L->err;
+    lp_status st;
+    size_t shard_bytes = o->shard_bytes ? o->shard_bytes : ((size_t)32 << 20);
+    rl->fname[f] = lp_strndup(paths[f], strlen(paths[f]));
+    if (!rl->fname[f])
+        goto nomem;
+    rl->nfiles++;
+    int plain = 0;
+    uint64_t size = 0, fsize = 0;
+    if (!L->mem && strcmp(paths[f], "-") != 0) {
+        lp_input *in;
+        if ((st = lp_input_open(&in, paths[f], err)) != LP_OK)
+            return st;
+        const void *pk;
+        size_t pn;
+        st = lp_input_peek(in, &pk, &pn, err);
+        lp_compression comp = lp_input_compression(in);
+        lp_input_close(in);
+        if (st)
+            return st;
+        struct stat sb;
+        if (stat(paths[f], &sb) == 0 && S_ISREG(sb.st_mode))
+            fsize = (uint64_t)sb.st_size;
+        if (comp == LP_COMP_NONE && fsize > 0) {
+            plain = 1;
+            size = fsize;
         }
     }
+    if (plain) {
+        int fd = open(paths[f], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", paths[f], strerror(errno));
+        int lr = plain_layout(fd, paths[f], o, &L->lays[f]);
+        close(fd);
+        if (lr < 0)
+            goto nomem;
+        if (lr == 0)
+            plain = 0; /* the shard worker decides (and reports) */
+    }
+    *totalbytes += fsize;
+    uint64_t nparts = plain ? (size + shard_bytes - 1) / shard_bytes : 1;
+    GROW(L->sh, L->capsh, L->nsh + nparts);
+    for (uint64_t k = 0; k < nparts; k++) {
+        rl_shard *s = &L->sh[L->nsh++];
+        memset(s, 0, sizeof *s);
+        s->file = (uint32_t)f;
+        s->path = paths[f];
+        s->whole = !plain;
+        s->begin = k * shard_bytes;
+        s->end = k + 1 == nparts ? size : (k + 1) * shard_bytes;
+        s->lay = &L->lays[f];
+        s->opts = o;
+        s->mem = L->mem;
+        s->memlen = L->memlen;
+    }
+    return LP_OK;
+nomem:
+    return load_nomem(L);
+}
+
+/* (1) Every input into shards, parsed concurrently into shard-local tables. */
+static lp_status read_shards(loadctx *L)
+{
+    lp_status st;
+    uint64_t totalbytes = 0;
+    size_t capfile = 0;
+    GROW(L->rl->fname, capfile, L->npaths);
+    for (size_t f = 0; f < L->npaths; f++)
+        if ((st = file_shards(L, f, &totalbytes)))
+            return st;
+    rl_shard *sh = L->sh;
+    size_t nsh = L->nsh;
     shard_work w;
     memset(&w, 0, sizeof w);
     w.sh = sh;
     w.nsh = nsh;
-    w.o = o;
+    w.o = L->o;
     w.total = totalbytes;
     atomic_init(&w.next, 0);
     atomic_init(&w.bytes, 0);
     for (size_t i = 0; i < nsh; i++)
         sh[i].progress = &w.bytes;
-    lp_reqpar_run(nthr > nsh ? (unsigned)nsh : nthr, shard_worker, &w);
+    lp_pool_run(L->pool, L->nthr > nsh ? nsh : L->nthr, shard_worker, &w, NULL);
     for (size_t i = 0; i < nsh; i++)
         if (sh[i].st) {
-            st = sh[i].st;
-            *err = sh[i].err;
-            lp_error_push(err, "reading '%s'", sh[i].path);
-            goto fail;
+            *L->err = sh[i].err;
+            lp_error_push(L->err, "reading '%s'", sh[i].path);
+            return sh[i].st;
         }
+    return LP_OK;
+nomem:
+    return load_nomem(L);
+}
 
-    /* (2) merge */
+/* (2) Which order the tasks' events take: the seq column when every file has one. */
+static void decide_seq(loadctx *L)
+{
+    rl_shard *sh = L->sh;
     int seq_files = 0, noseq_files = 0;
-    for (size_t f = 0; f < npaths; f++) {
+    for (size_t f = 0; f < L->npaths; f++) {
         int has = 0, known = 0;
-        for (size_t i = 0; i < nsh; i++)
+        for (size_t i = 0; i < L->nsh; i++)
             if (sh[i].file == f && (sh[i].nrows || !sh[i].whole)) {
                 known = 1;
                 has = sh[i].lay->have[LP_RL_SEQ];
@@ -925,41 +904,22 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         if (known)
             has ? seq_files++ : noseq_files++;
     }
-    rl->has_seq = seq_files > 0 && noseq_files == 0;
+    L->rl->has_seq = seq_files > 0 && noseq_files == 0;
     if (seq_files && noseq_files)
-        lp_diags_report(diags, LP_SEV_WARNING, LP_RULE_FIELD, NULL, 0,
+        lp_diags_report(L->diags, LP_SEV_WARNING, LP_RULE_FIELD, NULL, 0,
                         "%d file(s) have a seq column and %d do not: ordering tasks' events by input order",
                         seq_files, noseq_files);
-    uint64_t total = 0;
-    for (size_t i = 0; i < nsh; i++)
-        total += sh[i].nrows;
-    if (total >= UINT32_MAX) {
-        st = lp_error_set(err, LP_ERR_LIMIT, "more than %u records", UINT32_MAX - 1);
-        goto fail;
-    }
-    rl->rows = lp_malloc((total ? total : 1) * sizeof *rl->rows);
-    if (!rl->rows)
-        goto nomem;
-    if (rl->has_seq) {
-        seq = lp_malloc((total ? total : 1) * sizeof *seq);
-        if (!seq)
-            goto nomem;
-    }
-    GROW(rl->srcs, capsrcs, nsh);
-    uint64_t line0 = 1;
-    for (size_t i = 0; i < nsh; i++) {
-        rl_shard *s = &sh[i];
-        if (i == 0 || s->file != sh[i - 1].file)
-            line0 = 1;
-        s->line0 = line0;
-        line0 += s->nlines;
-        s->row0 = rl->nrows;
-        rl->nlines += s->nlines;
-        rl->nbadlines += s->nbadlines;
-        /* names: local name id -> global name id, lazily */
-        GROW(namemap, capname, s->names.n);
-        memset(namemap, 0xff, s->names.n * sizeof *namemap);
-        uint32_t *nm = namemap;
+}
+
+/* (2) Shard s's local ids to global ones: names, <task, event> points, requests, hosts
+ * (s->m_pt, m_req, m_host). */
+static lp_status map_shard(loadctx *L, rl_shard *s)
+{
+    lp_reqlog *rl = L->rl;
+    /* names: local name id -> global name id, lazily */
+    GROW(L->namemap, L->capname, s->names.n);
+    memset(L->namemap, 0xff, s->names.n * sizeof *L->namemap);
+    uint32_t *nm = L->namemap;
 #define GNAME(local, outv)                                                                                  \
     do {                                                                                                   \
         if (nm[local] == UINT32_MAX) {                                                                     \
@@ -971,200 +931,262 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         }                                                                                                  \
         (outv) = nm[local];                                                                                \
     } while (0)
-        /* points */
-        uint32_t *pm = lp_malloc((s->npts ? s->npts : 1) * sizeof *pm);
-        if (!pm)
-            goto nomem;
-        s->m_pt = pm; /* freed with the shard */
-        for (uint32_t p = 0; p < s->npts; p++) {
-            lp_str tn, en;
-            uint32_t t, e;
-            GNAME(s->pt_task[p], tn);
-            GNAME(s->pt_event[p], en);
-            if (space_id(&tasks, tn, &t) || space_id(&events, en, &e)) {
-                goto nomem;
-            }
-            int isnew;
-            uint32_t g = kmap_put(&points, (uint64_t)t << 32 | e, rl->npoints, &isnew);
-            if (g == UINT32_MAX) {
-                goto nomem;
-            }
-            if (isnew) {
-                size_t c1 = rl->npoints, c2 = rl->npoints;
-                void *x = rl->pt_task, *y = rl->pt_event;
-                if (lp_grow(&x, &c1, rl->npoints + 1, sizeof(uint32_t))) {
-                    goto nomem;
-                }
-                rl->pt_task = x;
-                if (lp_grow(&y, &c2, rl->npoints + 1, sizeof(uint32_t))) {
-                    goto nomem;
-                }
-                rl->pt_event = y;
-                rl->pt_task[rl->npoints] = t;
-                rl->pt_event[rl->npoints] = e;
-                rl->npoints++;
-            }
-            pm[p] = g;
-        }
-        /* requests */
-        GROW(reqlocal, capreqlocal, s->reqs.n);
-        if (s->reqs.n)
-            reqlocal[0] = UINT32_MAX; /* id 0 is the empty string: never a request */
-        for (uint32_t q = 1; q < s->reqs.n; q++) {
-            lp_str g;
-            if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->reqs, q), lp_strtab_len(&s->reqs, q), &g)) {
-                goto nomem;
-            }
-            uint32_t v;
-            if (idmap_get(&reqmap, g, &v)) {
-                goto nomem;
-            }
-            if (v == UINT32_MAX) {
-                if (rl->nreqs >= UINT32_MAX - 2) {
-                    st = lp_error_set(err, LP_ERR_LIMIT, "more than %u requests", UINT32_MAX - 2);
-                    goto fail;
-                }
-                if (rl->nreqs == capreqn) {
-                    void *x = rl->req_name;
-                    size_t c = capreqn;
-                    if (lp_grow(&x, &c, rl->nreqs + 1, sizeof *rl->req_name)) {
-                            goto nomem;
-                    }
-                    rl->req_name = x;
-                    capreqn = c;
-                }
-                rl->req_name[rl->nreqs] = g;
-                v = (uint32_t)rl->nreqs++;
-                reqmap.v[g] = v;
-            }
-            reqlocal[q] = v;
-        }
-        /* hosts: the local names this shard used as hosts */
-        s->m_host = lp_malloc((s->names.n ? s->names.n : 1) * sizeof *s->m_host);
-        if (!s->m_host) {
+    /* points */
+    uint32_t *pm = lp_malloc((s->npts ? s->npts : 1) * sizeof *pm);
+    if (!pm)
+        goto nomem;
+    s->m_pt = pm; /* freed with the shard */
+    for (uint32_t p = 0; p < s->npts; p++) {
+        lp_str tn, en;
+        uint32_t t, e;
+        GNAME(s->pt_task[p], tn);
+        GNAME(s->pt_event[p], en);
+        if (space_id(&L->tasks, tn, &t) || space_id(&L->events, en, &e)) {
             goto nomem;
         }
-        for (uint32_t x = 0; x < s->names.n; x++) {
-            s->m_host[x] = UINT32_MAX;
-            if (x < s->capishost && s->ishost[x]) {
-                lp_str hn;
-                GNAME(x, hn);
-                if (space_id(&hosts, hn, &s->m_host[x])) {
-                    goto nomem;
+        int isnew;
+        uint32_t g = kmap_put(&L->points, (uint64_t)t << 32 | e, rl->npoints, &isnew);
+        if (g == UINT32_MAX) {
+            goto nomem;
+        }
+        if (isnew) {
+            size_t c1 = rl->npoints, c2 = rl->npoints;
+            void *x = rl->pt_task, *y = rl->pt_event;
+            if (lp_grow(&x, &c1, rl->npoints + 1, sizeof(uint32_t))) {
+                goto nomem;
+            }
+            rl->pt_task = x;
+            if (lp_grow(&y, &c2, rl->npoints + 1, sizeof(uint32_t))) {
+                goto nomem;
+            }
+            rl->pt_event = y;
+            rl->pt_task[rl->npoints] = t;
+            rl->pt_event[rl->npoints] = e;
+            rl->npoints++;
+        }
+        pm[p] = g;
+    }
+    /* requests */
+    GROW(L->reqlocal, L->capreqlocal, s->reqs.n);
+    uint32_t *reqlocal = L->reqlocal;
+    if (s->reqs.n)
+        reqlocal[0] = UINT32_MAX; /* id 0 is the empty string: never a request */
+    for (uint32_t q = 1; q < s->reqs.n; q++) {
+        lp_str g;
+        if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->reqs, q), lp_strtab_len(&s->reqs, q), &g)) {
+            goto nomem;
+        }
+        uint32_t v;
+        if (idmap_get(&L->reqmap, g, &v)) {
+            goto nomem;
+        }
+        if (v == UINT32_MAX) {
+            if (rl->nreqs >= UINT32_MAX - 2)
+                return lp_error_set(L->err, LP_ERR_LIMIT, "more than %u requests", UINT32_MAX - 2);
+            if (rl->nreqs == L->capreqn) {
+                void *x = rl->req_name;
+                size_t c = L->capreqn;
+                if (lp_grow(&x, &c, rl->nreqs + 1, sizeof *rl->req_name)) {
+                        goto nomem;
                 }
+                rl->req_name = x;
+                L->capreqn = c;
+            }
+            rl->req_name[rl->nreqs] = g;
+            v = (uint32_t)rl->nreqs++;
+            L->reqmap.v[g] = v;
+        }
+        reqlocal[q] = v;
+    }
+    /* hosts: the local names this shard used as hosts */
+    s->m_host = lp_malloc((s->names.n ? s->names.n : 1) * sizeof *s->m_host);
+    if (!s->m_host) {
+        goto nomem;
+    }
+    for (uint32_t x = 0; x < s->names.n; x++) {
+        s->m_host[x] = UINT32_MAX;
+        if (x < s->capishost && s->ishost[x]) {
+            lp_str hn;
+            GNAME(x, hn);
+            if (space_id(&L->hosts, hn, &s->m_host[x])) {
+                goto nomem;
             }
         }
-        s->m_req = lp_malloc((s->reqs.n ? s->reqs.n : 1) * sizeof *s->m_req);
-        if (!s->m_req)
-            goto nomem;
-        memcpy(s->m_req, reqlocal, s->reqs.n * sizeof *s->m_req);
-        rl->nrows += s->nrows;
     }
 #undef GNAME
-    /* records: copied concurrently, each shard freed once copied */
-    {
-        merge_work mw;
-        memset(&mw, 0, sizeof mw);
-        mw.sh = sh;
-        mw.nsh = nsh;
-        mw.rows = rl->rows;
-        mw.seq = seq;
-        atomic_init(&mw.next, 0);
-        lp_reqpar_run(nthr, merge_worker, &mw);
+    s->m_req = lp_malloc((s->reqs.n ? s->reqs.n : 1) * sizeof *s->m_req);
+    if (!s->m_req)
+        goto nomem;
+    memcpy(s->m_req, reqlocal, s->reqs.n * sizeof *s->m_req);
+    return LP_OK;
+nomem:
+    return load_nomem(L);
+}
+
+/* (2) What shard s found beside its records, taken over once they are copied: its
+ * diagnostics (reported at the end in file and line order), malformed requests,
+ * attribute values and the provenance of its rows; then the shard is freed. */
+static lp_status collect_shard(loadctx *L, rl_shard *s)
+{
+    lp_reqlog *rl = L->rl;
+    uint32_t *reqlocal2 = s->m_req;
+    for (size_t d = 0; d < s->ndiags; d++) {
+        char *mm = s->diags[d].msg; /* ownership moves to the list */
+        s->diags[d].msg = NULL;
+        if (padd(&L->pend, s->file, s->line0 + s->diags[d].line - 1, (lp_severity)s->diags[d].sev,
+                 (lp_rule)s->diags[d].rule, mm))
+            goto nomem;
     }
+    for (size_t q = 0; q < s->nbadreq; q++) {
+        GROW(L->badlist, L->capbadlist, L->nbadlist + 1);
+        L->badlist[L->nbadlist++] = reqlocal2[s->badreq[q]];
+    }
+    for (size_t q = 0; q < s->nav; q++) {
+        GROW(L->attrs, L->capattrs, L->nattrs + 1);
+        lp_str g;
+        if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->names, s->av[q].val),
+                             lp_strtab_len(&s->names, s->av[q].val), &g))
+            goto nomem;
+        L->attrs[L->nattrs++] = (attrrec){reqlocal2[s->av[q].req], s->av[q].attr, g, (uint32_t)s->file,
+                                          s->line0 + s->av[q].line - 1};
+    }
+    /* provenance */
+    lp_reqlog_src *ps = &rl->srcs[rl->nsrcs++];
+    ps->file = s->file;
+    ps->row0 = s->row0;
+    ps->nrows = s->nrows;
+    ps->line0 = s->line0;
+    ps->skip = s->skip;
+    ps->nskip = s->nskip;
+    s->skip = NULL;
+    rl_shard_release(s);
+    return LP_OK;
+nomem:
+    return load_nomem(L);
+}
+
+/* (2) The shards merged in order into one table: local ids mapped to global ones, the
+ * records copied concurrently (each shard freed once copied). */
+static lp_status merge_shards(loadctx *L)
+{
+    lp_reqlog *rl = L->rl;
+    rl_shard *sh = L->sh;
+    size_t nsh = L->nsh;
+    lp_status st;
+    decide_seq(L);
+    uint64_t total = 0;
+    for (size_t i = 0; i < nsh; i++)
+        total += sh[i].nrows;
+    if (total >= UINT32_MAX)
+        return lp_error_set(L->err, LP_ERR_LIMIT, "more than %u records", UINT32_MAX - 1);
+    rl->rows = lp_malloc((total ? total : 1) * sizeof *rl->rows);
+    if (!rl->rows)
+        goto nomem;
+    if (rl->has_seq) {
+        L->seq = lp_malloc((total ? total : 1) * sizeof *L->seq);
+        if (!L->seq)
+            goto nomem;
+    }
+    GROW(rl->srcs, L->capsrcs, nsh);
+    uint64_t line0 = 1;
     for (size_t i = 0; i < nsh; i++) {
         rl_shard *s = &sh[i];
-        uint32_t *reqlocal2 = s->m_req;
-        /* diagnostics, reported at the end in file and line order */
-        for (size_t d = 0; d < s->ndiags; d++) {
-            char *mm = s->diags[d].msg; /* ownership moves to the list */
-            s->diags[d].msg = NULL;
-            if (padd(&pend, s->file, s->line0 + s->diags[d].line - 1, (lp_severity)s->diags[d].sev,
-                     (lp_rule)s->diags[d].rule, mm))
-                goto nomem;
-        }
-        for (size_t q = 0; q < s->nbadreq; q++) {
-            GROW(badlist, capbadlist, nbadlist + 1);
-            badlist[nbadlist++] = reqlocal2[s->badreq[q]];
-        }
-        for (size_t q = 0; q < s->nav; q++) {
-            GROW(attrs, capattrs, nattrs + 1);
-            lp_str g;
-            if (lp_strtab_intern(&rl->names, lp_strtab_get(&s->names, s->av[q].val),
-                                 lp_strtab_len(&s->names, s->av[q].val), &g))
-                goto nomem;
-            attrs[nattrs++] = (attrrec){reqlocal2[s->av[q].req], s->av[q].attr, g, (uint32_t)s->file,
-                                        s->line0 + s->av[q].line - 1};
-        }
-        /* provenance */
-        lp_reqlog_src *ps = &rl->srcs[rl->nsrcs++];
-        ps->file = s->file;
-        ps->row0 = s->row0;
-        ps->nrows = s->nrows;
-        ps->line0 = s->line0;
-        ps->skip = s->skip;
-        ps->nskip = s->nskip;
-        s->skip = NULL;
-        rl_shard_release(s);
+        if (i == 0 || s->file != sh[i - 1].file)
+            line0 = 1;
+        s->line0 = line0;
+        line0 += s->nlines;
+        s->row0 = rl->nrows;
+        rl->nlines += s->nlines;
+        rl->nbadlines += s->nbadlines;
+        if ((st = map_shard(L, s)))
+            return st;
+        rl->nrows += s->nrows;
     }
-    lp_free(sh);
-    sh = NULL;
-    nsh = 0;
-    rl->host_name = hosts.names;
-    rl->nhosts = hosts.n;
-    hosts.names = NULL;
-    rl->task_name = tasks.names;
-    rl->ntasks = tasks.n;
-    tasks.names = NULL;
-    rl->event_name = events.names;
-    rl->nevents = events.n;
-    events.names = NULL;
-    rl->name_req = reqmap.v;
-    rl->nname_req = (uint32_t)reqmap.n;
-    reqmap.v = NULL;
+    /* records: copied concurrently, each shard freed once copied */
+    merge_work mw;
+    memset(&mw, 0, sizeof mw);
+    mw.sh = sh;
+    mw.nsh = nsh;
+    mw.rows = rl->rows;
+    mw.seq = L->seq;
+    atomic_init(&mw.next, 0);
+    lp_pool_run(L->pool, L->nthr, merge_worker, &mw, NULL);
+    for (size_t i = 0; i < nsh; i++)
+        if ((st = collect_shard(L, &sh[i])))
+            return st;
+    lp_free(L->sh);
+    L->sh = NULL;
+    L->nsh = 0;
+    rl->host_name = L->hosts.names;
+    rl->nhosts = L->hosts.n;
+    L->hosts.names = NULL;
+    rl->task_name = L->tasks.names;
+    rl->ntasks = L->tasks.n;
+    L->tasks.names = NULL;
+    rl->event_name = L->events.names;
+    rl->nevents = L->events.n;
+    L->events.names = NULL;
+    rl->name_req = L->reqmap.v;
+    rl->nname_req = (uint32_t)L->reqmap.n;
+    L->reqmap.v = NULL;
     rl->rfirst = lp_calloc(rl->nreqs + 1, sizeof *rl->rfirst);
     rl->rbad = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
     if (!rl->rfirst || !rl->rbad)
         goto nomem;
-    for (size_t i = 0; i < nbadlist; i++)
-        rl->rbad[badlist[i]] = 1;
+    for (size_t i = 0; i < L->nbadlist; i++)
+        rl->rbad[L->badlist[i]] = 1;
+    return LP_OK;
+nomem:
+    return load_nomem(L);
+}
 
-    /* attributes */
+/* (2) The requests' attributes from the attribute columns (the first value wins; a
+ * different later one is reported). */
+static lp_status set_attrs(loadctx *L)
+{
+    lp_reqlog *rl = L->rl;
+    const lp_reqlog_opts *o = L->o;
+    const attrrec *attrs = L->attrs;
     rl->nattrs = o->nattr;
-    if (o->nattr) {
-        rl->attr_name = lp_malloc(o->nattr * sizeof *rl->attr_name);
-        rl->rattr = lp_malloc((size_t)o->nattr * (rl->nreqs ? rl->nreqs : 1) * sizeof *rl->rattr);
-        if (!rl->attr_name || !rl->rattr)
-            goto nomem;
-        memset(rl->rattr, 0xff, (size_t)o->nattr * rl->nreqs * sizeof *rl->rattr);
-        for (unsigned a = 0; a < o->nattr; a++)
-            if (lp_strtab_intern(&rl->names, o->attr_name[a], strlen(o->attr_name[a]), &rl->attr_name[a]))
-                goto nomem;
-        for (size_t i = 0; i < nattrs; i++) {
-            lp_str *slot = &rl->rattr[(size_t)attrs[i].attr * rl->nreqs + attrs[i].req];
-            if (*slot == LP_STR_NONE)
-                *slot = attrs[i].val;
-            else if (*slot != attrs[i].val) {
-                char msg[900];
-                snprintf(msg, sizeof msg,
-                         "attribute %.100s of request %.200s is '%.200s' here but '%.200s' earlier; keeping the first",
-                         o->attr_name[attrs[i].attr], lp_reqlog_str(rl, rl->req_name[attrs[i].req]),
-                         lp_reqlog_str(rl, attrs[i].val), lp_reqlog_str(rl, *slot));
-                if (padd(&pend, attrs[i].shard, attrs[i].line, LP_SEV_WARNING, LP_RULE_FIELD,
-                         lp_strndup(msg, strlen(msg))))
-                    goto nomem;
-            }
+    if (!o->nattr)
+        return LP_OK;
+    rl->attr_name = lp_malloc(o->nattr * sizeof *rl->attr_name);
+    rl->rattr = lp_malloc((size_t)o->nattr * (rl->nreqs ? rl->nreqs : 1) * sizeof *rl->rattr);
+    if (!rl->attr_name || !rl->rattr)
+        return load_nomem(L);
+    memset(rl->rattr, 0xff, (size_t)o->nattr * rl->nreqs * sizeof *rl->rattr);
+    for (unsigned a = 0; a < o->nattr; a++)
+        if (lp_strtab_intern(&rl->names, o->attr_name[a], strlen(o->attr_name[a]), &rl->attr_name[a]))
+            return load_nomem(L);
+    for (size_t i = 0; i < L->nattrs; i++) {
+        lp_str *slot = &rl->rattr[(size_t)attrs[i].attr * rl->nreqs + attrs[i].req];
+        if (*slot == LP_STR_NONE)
+            *slot = attrs[i].val;
+        else if (*slot != attrs[i].val) {
+            char msg[900];
+            snprintf(msg, sizeof msg,
+                     "attribute %.100s of request %.200s is '%.200s' here but '%.200s' earlier; keeping the first",
+                     o->attr_name[attrs[i].attr], lp_reqlog_str(rl, rl->req_name[attrs[i].req]),
+                     lp_reqlog_str(rl, attrs[i].val), lp_reqlog_str(rl, *slot));
+            if (padd(&L->pend, attrs[i].shard, attrs[i].line, LP_SEV_WARNING, LP_RULE_FIELD,
+                     lp_strndup(msg, strlen(msg))))
+                return load_nomem(L);
         }
     }
-    lp_free(attrs);
-    attrs = NULL;
+    return LP_OK;
+}
 
-    /* (3) group by request */
+/* (3) Records grouped by request: nothing to do when each request's lines are
+ * contiguous, else a stable counting sort applied in place by following cycles. */
+static lp_status group_requests(loadctx *L)
+{
+    lp_reqlog *rl = L->rl;
+    int64_t *seq = L->seq;
     int grouped = 1;
     {
         uint8_t *seen = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
         if (!seen)
-            goto nomem;
+            return load_nomem(L);
         uint32_t prev = UINT32_MAX;
         for (uint64_t i = 0; i < rl->nrows; i++) {
             uint32_t q = rl->rows[i].seg;
@@ -1183,43 +1205,47 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         rl->rfirst[rl->rows[i].seg + 1]++;
     for (uint64_t q = 0; q < rl->nreqs; q++)
         rl->rfirst[q + 1] += rl->rfirst[q];
-    if (!grouped) {
-        /* stable counting sort, applied in place by following cycles */
-        dest = lp_malloc((rl->nrows ? rl->nrows : 1) * sizeof *dest);
-        uint64_t *fill = lp_malloc((rl->nreqs ? rl->nreqs : 1) * sizeof *fill);
-        if (!dest || !fill) {
-            lp_free(fill);
-            goto nomem;
-        }
-        memcpy(fill, rl->rfirst, rl->nreqs * sizeof *fill);
-        for (uint64_t i = 0; i < rl->nrows; i++)
-            dest[i] = (uint32_t)fill[rl->rows[i].seg]++;
+    if (grouped)
+        return LP_OK; /* requests were numbered in order of first appearance: rows are already in place */
+    uint32_t *dest = lp_malloc((rl->nrows ? rl->nrows : 1) * sizeof *dest);
+    uint64_t *fill = lp_malloc((rl->nreqs ? rl->nreqs : 1) * sizeof *fill);
+    if (!dest || !fill) {
         lp_free(fill);
-        for (uint64_t i = 0; i < rl->nrows; i++) {
-            while (dest[i] != i) {
-                uint32_t d = dest[i];
-                lp_reqrow t = rl->rows[d];
-                rl->rows[d] = rl->rows[i];
-                rl->rows[i] = t;
-                if (seq) {
-                    int64_t u = seq[d];
-                    seq[d] = seq[i];
-                    seq[i] = u;
-                }
-                dest[i] = dest[d];
-                dest[d] = d;
-            }
-        }
         lp_free(dest);
-        dest = NULL;
-    } else {
-        /* requests were numbered in order of first appearance: rows are already in place */
+        return load_nomem(L);
     }
+    memcpy(fill, rl->rfirst, rl->nreqs * sizeof *fill);
+    for (uint64_t i = 0; i < rl->nrows; i++)
+        dest[i] = (uint32_t)fill[rl->rows[i].seg]++;
+    lp_free(fill);
+    for (uint64_t i = 0; i < rl->nrows; i++) {
+        while (dest[i] != i) {
+            uint32_t d = dest[i];
+            lp_reqrow t = rl->rows[d];
+            rl->rows[d] = rl->rows[i];
+            rl->rows[i] = t;
+            if (seq) {
+                int64_t u = seq[d];
+                seq[d] = seq[i];
+                seq[i] = u;
+            }
+            dest[i] = dest[d];
+            dest[d] = d;
+        }
+    }
+    lp_free(dest);
+    return LP_OK;
+}
 
-    /* (4) per request: sort, check, intern segments */
-    th = lp_calloc(nthr, sizeof *th);
+/* (4) Per request, concurrently: events sorted by task and order, the rules checked,
+ * segment keys interned in thread-local tables. */
+static lp_status per_request(loadctx *L, rq_ctx *C)
+{
+    lp_reqlog *rl = L->rl;
+    unsigned nthr = L->nthr;
+    rq_thread *th = L->th = lp_calloc(nthr, sizeof *th);
     if (!th)
-        goto nomem;
+        return load_nomem(L);
     for (unsigned t = 0; t < nthr; t++) {
         th[t].tmin = INT64_MAX;
         th[t].tmax = INT64_MIN;
@@ -1230,131 +1256,141 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
         th[t].pstamp = lp_calloc(rl->npoints ? rl->npoints : 1, sizeof *th[t].pstamp);
         th[t].pfirst = lp_malloc((rl->npoints ? rl->npoints : 1) * sizeof *th[t].pfirst);
         if (!th[t].tstamp || !th[t].tcount || !th[t].toff || !th[t].tlist || !th[t].pstamp || !th[t].pfirst)
-            goto nomem;
+            return load_nomem(L);
     }
-    rq_ctx C = {rl, seq, th, 1};
-    lp_reqpar_run(nthr, rq_worker, &C);
+    *C = (rq_ctx){rl, L->seq, th, 1};
+    lp_pool_run(L->pool, nthr, rq_worker, C, NULL);
     for (unsigned t = 0; t < nthr; t++)
         if (th[t].nomem)
-            goto nomem;
-    lp_free(seq);
-    seq = NULL;
+            return load_nomem(L);
+    lp_free(L->seq);
+    L->seq = NULL;
+    return LP_OK;
+}
 
-    /* (5) problems, in input order */
-    {
-        size_t np = 0;
-        for (unsigned t = 0; t < nthr; t++)
-            np += th[t].nprobs;
-        prob *all = lp_malloc((np ? np : 1) * sizeof *all);
-        if (!all)
-            goto nomem;
-        np = 0;
-        for (unsigned t = 0; t < nthr; t++) {
-            if (th[t].nprobs)
-                memcpy(all + np, th[t].probs, th[t].nprobs * sizeof *all);
-            np += th[t].nprobs;
-        }
-        qsort(all, np, sizeof *all, prob_cmp);
-        /* the records of a problem request were reordered: find them by src */
-        for (size_t i = 0; i < np; i++) {
-            const prob *p = &all[i];
-            const lp_reqrow *x = NULL, *y = NULL;
-            for (uint64_t k = rl->rfirst[p->req]; k < rl->rfirst[p->req + 1]; k++) {
-                if (rl->rows[k].src == p->src)
-                    x = &rl->rows[k];
-                if (rl->rows[k].src == p->other)
-                    y = &rl->rows[k];
-            }
-            if (!x || !y)
-                continue;
-            uint64_t oline;
-            const char *of = lp_reqlog_where(rl, p->other, &oline);
-            char msg[900];
-            const char *tn = lp_reqlog_str(rl, rl->task_name[rl->pt_task[x->point]]);
-            const char *en = lp_reqlog_str(rl, rl->event_name[rl->pt_event[x->point]]);
-            const char *rn = lp_reqlog_str(rl, rl->req_name[p->req]);
-            if (p->kind == PROB_DUP) {
-                snprintf(msg, sizeof msg,
-                         "duplicate <event, task> <%.100s, %.100s> in request %.100s (first at %.200s:%llu); "
-                         "request excluded",
-                         en, tn, rn, of, (unsigned long long)oline);
-                uint64_t ln;
-                uint32_t fi = where_file(rl, p->src, &ln);
-                if (padd(&pend, fi, ln, LP_SEV_ERROR, LP_RULE_IMPORT, lp_strndup(msg, strlen(msg)))) {
-                    lp_free(all);
-                    goto nomem;
-                }
-            } else {
-                snprintf(msg, sizeof msg,
-                         "time goes backwards on host %.100s in task %.100s of request %.100s: event %.100s at "
-                         "%lld ns after %.100s at %lld ns (%.200s:%llu); request excluded",
-                         lp_reqlog_str(rl, rl->host_name[x->host]), tn, rn, en, (long long)x->time,
-                         lp_reqlog_str(rl, rl->event_name[rl->pt_event[y->point]]), (long long)y->time, of,
-                         (unsigned long long)oline);
-                uint64_t ln;
-                uint32_t fi = where_file(rl, p->src, &ln);
-                if (padd(&pend, fi, ln, LP_SEV_ERROR, LP_RULE_ORDER, lp_strndup(msg, strlen(msg)))) {
-                    lp_free(all);
-                    goto nomem;
-                }
-            }
-        }
-        lp_free(all);
+/* (5) One problem found by the per-request pass, as a diagnostic at its record. */
+static int problem_diag(loadctx *L, const prob *p)
+{
+    lp_reqlog *rl = L->rl;
+    /* the records of a problem request were reordered: find them by src */
+    const lp_reqrow *x = NULL, *y = NULL;
+    for (uint64_t k = rl->rfirst[p->req]; k < rl->rfirst[p->req + 1]; k++) {
+        if (rl->rows[k].src == p->src)
+            x = &rl->rows[k];
+        if (rl->rows[k].src == p->other)
+            y = &rl->rows[k];
     }
+    if (!x || !y)
+        return 0;
+    uint64_t oline;
+    const char *of = lp_reqlog_where(rl, p->other, &oline);
+    char msg[900];
+    const char *tn = lp_reqlog_str(rl, rl->task_name[rl->pt_task[x->point]]);
+    const char *en = lp_reqlog_str(rl, rl->event_name[rl->pt_event[x->point]]);
+    const char *rn = lp_reqlog_str(rl, rl->req_name[p->req]);
+    uint64_t ln;
+    uint32_t fi = where_file(rl, p->src, &ln);
+    if (p->kind == PROB_DUP) {
+        snprintf(msg, sizeof msg,
+                 "duplicate <event, task> <%.100s, %.100s> in request %.100s (first at %.200s:%llu); "
+                 "request excluded",
+                 en, tn, rn, of, (unsigned long long)oline);
+        return padd(&L->pend, fi, ln, LP_SEV_ERROR, LP_RULE_IMPORT, lp_strndup(msg, strlen(msg)));
+    }
+    snprintf(msg, sizeof msg,
+             "time goes backwards on host %.100s in task %.100s of request %.100s: event %.100s at "
+             "%lld ns after %.100s at %lld ns (%.200s:%llu); request excluded",
+             lp_reqlog_str(rl, rl->host_name[x->host]), tn, rn, en, (long long)x->time,
+             lp_reqlog_str(rl, rl->event_name[rl->pt_event[y->point]]), (long long)y->time, of,
+             (unsigned long long)oline);
+    return padd(&L->pend, fi, ln, LP_SEV_ERROR, LP_RULE_ORDER, lp_strndup(msg, strlen(msg)));
+}
+
+/* (5) The problems of all threads, in input order, then every diagnostic of the load
+ * in file and line order. */
+static lp_status report_problems(loadctx *L)
+{
+    lp_reqlog *rl = L->rl;
+    rq_thread *th = L->th;
+    size_t np = 0;
+    for (unsigned t = 0; t < L->nthr; t++)
+        np += th[t].nprobs;
+    prob *all = lp_malloc((np ? np : 1) * sizeof *all);
+    if (!all)
+        return load_nomem(L);
+    np = 0;
+    for (unsigned t = 0; t < L->nthr; t++) {
+        if (th[t].nprobs)
+            memcpy(all + np, th[t].probs, th[t].nprobs * sizeof *all);
+        np += th[t].nprobs;
+    }
+    qsort(all, np, sizeof *all, prob_cmp);
+    for (size_t i = 0; i < np; i++)
+        if (problem_diag(L, &all[i])) {
+            lp_free(all);
+            return load_nomem(L);
+        }
+    lp_free(all);
     for (uint64_t q = 0; q < rl->nreqs; q++)
         rl->nbad += rl->rbad[q];
-    pflush(&pend, diags, paths);
+    pflush(&L->pend, L->diags, L->paths);
+    return LP_OK;
+}
 
-    /* (6) canonical segments */
-    {
-        size_t capsk = 0, nsk = 0;
-        for (unsigned t = 0; t < nthr; t++) {
-            th[t].lmap = lp_malloc((th[t].nlocal ? th[t].nlocal : 1) * sizeof *th[t].lmap);
-            if (!th[t].lmap)
-                goto nomem;
-            for (uint32_t l = 0; l < th[t].nlocal; l++) {
-                int isnew;
-                uint32_t g = kmap_put(&gsegs, th[t].lkeys[l], (uint32_t)nsk, &isnew);
-                if (g == UINT32_MAX)
-                    goto nomem;
-                if (isnew) {
-                    GROW(sk, capsk, nsk + 1);
-                    uint64_t k = th[t].lkeys[l];
-                    uint32_t pa = (uint32_t)(k >> 32), pb = (uint32_t)k;
-                    sk[nsk] = (segkey){k, rl->pt_task[pa], rl->pt_event[pa], rl->pt_event[pb], 0,
-                                       lp_reqlog_str(rl, rl->task_name[rl->pt_task[pa]]),
-                                       lp_reqlog_str(rl, rl->event_name[rl->pt_event[pa]]),
-                                       lp_reqlog_str(rl, rl->event_name[rl->pt_event[pb]])};
-                    nsk++;
-                }
-                sk[g].cross |= th[t].lcross[l];
-            }
-        }
-        if (nsk)
-            qsort(sk, nsk, sizeof *sk, seg_cmp);
-        rl->nsegs = (uint32_t)nsk;
-        rl->seg_task = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_task);
-        rl->seg_from = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_from);
-        rl->seg_to = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_to);
-        rl->seg_cross = lp_malloc(nsk ? nsk : 1);
-        if (!rl->seg_task || !rl->seg_from || !rl->seg_to || !rl->seg_cross)
+/* (5) Segment ids made canonical (sorted by names) and written into the records. */
+static lp_status canonical_segments(loadctx *L, rq_ctx *C)
+{
+    lp_reqlog *rl = L->rl;
+    rq_thread *th = L->th;
+    unsigned nthr = L->nthr;
+    size_t capsk = 0, nsk = 0;
+    for (unsigned t = 0; t < nthr; t++) {
+        th[t].lmap = lp_malloc((th[t].nlocal ? th[t].nlocal : 1) * sizeof *th[t].lmap);
+        if (!th[t].lmap)
             goto nomem;
-        kmap_release(&gsegs);
-        for (size_t i = 0; i < nsk; i++) {
-            rl->seg_task[i] = sk[i].task;
-            rl->seg_from[i] = sk[i].from;
-            rl->seg_to[i] = sk[i].to;
-            rl->seg_cross[i] = sk[i].cross;
+        for (uint32_t l = 0; l < th[t].nlocal; l++) {
             int isnew;
-            if (kmap_put(&gsegs, sk[i].key, (uint32_t)i, &isnew) == UINT32_MAX)
+            uint32_t g = kmap_put(&L->gsegs, th[t].lkeys[l], (uint32_t)nsk, &isnew);
+            if (g == UINT32_MAX)
                 goto nomem;
+            if (isnew) {
+                GROW(L->sk, capsk, nsk + 1);
+                uint64_t k = th[t].lkeys[l];
+                uint32_t pa = (uint32_t)(k >> 32), pb = (uint32_t)k;
+                L->sk[nsk] = (segkey){k, rl->pt_task[pa], rl->pt_event[pa], rl->pt_event[pb], 0,
+                                      lp_reqlog_str(rl, rl->task_name[rl->pt_task[pa]]),
+                                      lp_reqlog_str(rl, rl->event_name[rl->pt_event[pa]]),
+                                      lp_reqlog_str(rl, rl->event_name[rl->pt_event[pb]])};
+                nsk++;
+            }
+            L->sk[g].cross |= th[t].lcross[l];
         }
-        for (unsigned t = 0; t < nthr; t++)
-            for (uint32_t l = 0; l < th[t].nlocal; l++)
-                th[t].lmap[l] = kmap_get(&gsegs, th[t].lkeys[l]);
-        C.pass = 2;
-        lp_reqpar_run(nthr, rq_worker, &C);
     }
+    segkey *sk = L->sk;
+    if (nsk)
+        qsort(sk, nsk, sizeof *sk, seg_cmp);
+    rl->nsegs = (uint32_t)nsk;
+    rl->seg_task = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_task);
+    rl->seg_from = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_from);
+    rl->seg_to = lp_malloc((nsk ? nsk : 1) * sizeof *rl->seg_to);
+    rl->seg_cross = lp_malloc(nsk ? nsk : 1);
+    if (!rl->seg_task || !rl->seg_from || !rl->seg_to || !rl->seg_cross)
+        goto nomem;
+    lp_hmap_release(&L->gsegs);
+    for (size_t i = 0; i < nsk; i++) {
+        rl->seg_task[i] = sk[i].task;
+        rl->seg_from[i] = sk[i].from;
+        rl->seg_to[i] = sk[i].to;
+        rl->seg_cross[i] = sk[i].cross;
+        int isnew;
+        if (kmap_put(&L->gsegs, sk[i].key, (uint32_t)i, &isnew) == UINT32_MAX)
+            goto nomem;
+    }
+    for (unsigned t = 0; t < nthr; t++)
+        for (uint32_t l = 0; l < th[t].nlocal; l++)
+            th[t].lmap[l] = kmap_get(&L->gsegs, th[t].lkeys[l]);
+    C->pass = 2;
+    lp_pool_run(L->pool, nthr, rq_worker, C, NULL);
     rl->min_time = INT64_MAX;
     rl->max_time = INT64_MIN;
     for (unsigned t = 0; t < nthr; t++) {
@@ -1365,35 +1401,35 @@ static lp_status load(const char *const *paths, const void *mem, size_t memlen, 
     }
     if (rl->min_time > rl->max_time)
         rl->min_time = rl->max_time = 0;
-    goto done;
-
+    return LP_OK;
 nomem:
-    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-fail:
-    lp_reqlog_free(rl);
-    rl = NULL;
-done:
-    pfree(&pend);
-    for (size_t i = 0; i < nsh; i++)
-        rl_shard_release(&sh[i]);
-    lp_free(sh);
-    lp_free(lays);
-    lp_free(hosts.names);
-    lp_free(hosts.map.v);
-    lp_free(tasks.names);
-    lp_free(tasks.map.v);
-    lp_free(events.names);
-    lp_free(events.map.v);
-    lp_free(reqmap.v);
-    kmap_release(&points);
-    lp_free(namemap);
-    lp_free(reqlocal);
-    lp_free(badlist);
-    lp_free(attrs);
-    lp_free(seq);
-    lp_free(dest);
+    return load_nomem(L);
+}
+
+/* Everything a load holds besides its result (on success or failure). */
+static void load_release(loadctx *L)
+{
+    pfree(&L->pend);
+    for (size_t i = 0; i < L->nsh; i++)
+        rl_shard_release(&L->sh[i]);
+    lp_free(L->sh);
+    lp_free(L->lays);
+    lp_free(L->hosts.names);
+    lp_free(L->hosts.map.v);
+    lp_free(L->tasks.names);
+    lp_free(L->tasks.map.v);
+    lp_free(L->events.names);
+    lp_free(L->events.map.v);
+    lp_free(L->reqmap.v);
+    lp_hmap_release(&L->points);
+    lp_free(L->namemap);
+    lp_free(L->reqlocal);
+    lp_free(L->badlist);
+    lp_free(L->attrs);
+    lp_free(L->seq);
+    rq_thread *th = L->th;
     if (th) {
-        for (unsigned t = 0; t < nthr; t++) {
+        for (unsigned t = 0; t < L->nthr; t++) {
             lp_free(th[t].tmp);
             lp_free(th[t].tmpseq);
             lp_free(th[t].tstamp);
@@ -1403,294 +1439,75 @@ done:
             lp_free(th[t].pstamp);
             lp_free(th[t].pfirst);
             lp_free(th[t].probs);
-            kmap_release(&th[t].segs);
+            lp_hmap_release(&th[t].segs);
             lp_free(th[t].lkeys);
             lp_free(th[t].lcross);
             lp_free(th[t].lmap);
         }
         lp_free(th);
     }
-    lp_free(sk);
-    kmap_release(&gsegs);
+    lp_free(L->sk);
+    lp_hmap_release(&L->gsegs);
+    lp_pool_free(L->pool);
+}
+
+/* The pipeline of the file header: (1) shards read concurrently, (2) merged in order
+ * (with the attributes), (3) grouped by request, (4) each request checked
+ * concurrently, (5) problems reported and segments made canonical. */
+static lp_status load(const char *const *paths, const void *mem, size_t memlen, size_t npaths,
+                      const lp_reqlog_opts *o, lp_diags *diags, lp_reqlog **out, lp_error *err)
+{
+    *out = NULL;
+    if (npaths == 0)
+        return lp_error_set(err, LP_ERR_ARG, "no input files");
+    if (npaths > UINT32_MAX / 2)
+        return lp_error_set(err, LP_ERR_LIMIT, "too many input files");
+    lp_reqlog *rl = lp_calloc(1, sizeof *rl);
+    if (!rl)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (lp_strtab_init(&rl->names)) {
+        lp_strtab_release(&rl->names); /* a failed init may have allocated */
+        lp_free(rl);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
+    loadctx L;
+    memset(&L, 0, sizeof L);
+    L.paths = paths;
+    L.mem = mem;
+    L.memlen = memlen;
+    L.npaths = npaths;
+    L.o = o;
+    L.diags = diags;
+    L.err = err;
+    L.rl = rl;
+    L.nthr = lp_pool_threads(o->threads, 64);
+    lp_pool_new(&L.pool, L.nthr - 1, NULL); /* for every step; without it, the parts run here */
+    L.lays = lp_calloc(npaths, sizeof *L.lays);
+    rq_ctx C;
+    lp_status st = L.lays ? LP_OK : load_nomem(&L);
+    if (!st)
+        st = read_shards(&L);
+    if (!st)
+        st = merge_shards(&L);
+    if (!st)
+        st = set_attrs(&L);
+    if (!st) {
+        lp_free(L.attrs);
+        L.attrs = NULL;
+        st = group_requests(&L);
+    }
+    if (!st)
+        st = per_request(&L, &C);
+    if (!st)
+        st = report_problems(&L);
+    if (!st)
+        st = canonical_segments(&L, &C);
+    if (st) {
+        lp_reqlog_free(rl);
+        rl = NULL;
+    }
+    load_release(&L);
     *out = rl;
-    return st;
-}
-
-/* ---- attributes from a table ----------------------------------------------------------- */
-
-static lp_status attr_id(lp_reqlog *rl, const char *name, size_t n, uint32_t *out, lp_error *err)
-{
-    for (uint32_t a = 0; a < rl->nattrs; a++)
-        if (lp_strtab_len(&rl->names, rl->attr_name[a]) == n &&
-            memcmp(lp_reqlog_str(rl, rl->attr_name[a]), name, n) == 0) {
-            *out = a;
-            return LP_OK;
-        }
-    if (rl->nattrs >= 4096)
-        return lp_error_set(err, LP_ERR_LIMIT, "more than 4096 request attributes");
-    lp_str s;
-    if (lp_strtab_intern(&rl->names, name, n, &s))
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    lp_str *an = lp_reallocarray(rl->attr_name, rl->nattrs + 1, sizeof *an);
-    if (!an)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    rl->attr_name = an;
-    lp_str *ra = lp_reallocarray(rl->rattr, (size_t)(rl->nattrs + 1) * (rl->nreqs ? rl->nreqs : 1), sizeof *ra);
-    if (!ra)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    rl->rattr = ra;
-    memset(ra + (size_t)rl->nattrs * rl->nreqs, 0xff, rl->nreqs * sizeof *ra);
-    an[rl->nattrs] = s;
-    *out = rl->nattrs++;
-    return LP_OK;
-}
-
-uint64_t lp_reqlog_find(const lp_reqlog *rl, const char *id)
-{
-    lp_str s = lp_strtab_find(&rl->names, id, strlen(id));
-    if (s == LP_STR_NONE || s >= rl->nname_req || rl->name_req[s] == UINT32_MAX)
-        return UINT64_MAX;
-    return rl->name_req[s];
-}
-
-static int set_attr(lp_reqlog *rl, uint64_t r, uint32_t a, const char *v, size_t vn, lp_diags *ds, const char *path,
-                    uint64_t line)
-{
-    if (vn == 0)
-        return 0;
-    lp_str s;
-    if (lp_strtab_intern(&rl->names, v, vn, &s))
-        return -1;
-    lp_str *slot = &rl->rattr[(size_t)a * rl->nreqs + r];
-    if (*slot == LP_STR_NONE)
-        *slot = s;
-    else if (*slot != s)
-        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_FIELD, path, line,
-                        "attribute %s of request %s is '%s' here but '%s' earlier; keeping the first",
-                        lp_reqlog_str(rl, rl->attr_name[a]), lp_reqlog_str(rl, rl->req_name[r]),
-                        lp_reqlog_str(rl, s), lp_reqlog_str(rl, *slot));
-    return 0;
-}
-
-lp_status lp_reqlog_load_attrs(lp_reqlog *rl, const char *path, const lp_reqlog_opts *o, lp_diags *diags,
-                               uint64_t *unknown, lp_error *err)
-{
-    *unknown = 0;
-    lp_input *in;
-    lp_status st = lp_input_open(&in, path, err);
-    if (st)
-        return st;
-    size_t cap = 1 << 20, len = 0, pos = 0;
-    char *buf = lp_malloc(cap + 1);
-    const char **f = lp_malloc(RL_MAXCOLS * sizeof *f);
-    size_t *fl = lp_malloc(RL_MAXCOLS * sizeof *fl);
-    uint32_t *colattr = lp_malloc(RL_MAXCOLS * sizeof *colattr);
-    char *scratch = NULL;
-    size_t scap = 0;
-    int eof = 0, fmt = 0 /* 0 unknown, 1 csv, 2 jsonl */, reqcol = -1, ncol = 0;
-    char delim = ',';
-    uint64_t line = 0;
-    if (!buf || !f || !fl || !colattr) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    for (;;) {
-        char *nl = pos < len ? memchr(buf + pos, '\n', len - pos) : NULL;
-        if (!nl && !eof) {
-            memmove(buf, buf + pos, len - pos);
-            len -= pos;
-            pos = 0;
-            if (len == cap) {
-                if (cap >= RL_MAXLINE) {
-                    st = lp_error_set(err, LP_ERR_FORMAT, "%s: line %llu is too long", path,
-                                      (unsigned long long)line + 1);
-                    goto out;
-                }
-                char *nb = lp_realloc(buf, cap * 2 + 1);
-                if (!nb) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-                buf = nb, cap *= 2;
-            }
-            size_t got;
-            if ((st = lp_input_read(in, buf + len, cap - len, &got, err)) != LP_OK)
-                goto out;
-            if (!got)
-                eof = 1;
-            len += got;
-            continue;
-        }
-        if (!nl && pos >= len)
-            break;
-        size_t e = nl ? (size_t)(nl - buf) : len;
-        char *s = buf + pos;
-        size_t n = e - pos;
-        pos = nl ? e + 1 : e;
-        line++;
-        if (n && s[n - 1] == '\r')
-            n--;
-        size_t i = 0;
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-        if (i == n || s[i] == '#')
-            continue;
-        if (scap < n + 1) {
-            lp_free(scratch);
-            scap = n + 4096;
-            scratch = lp_malloc(scap);
-            if (!scratch) {
-                st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                goto out;
-            }
-        }
-        if (fmt == 0) {
-            if (s[i] == '{' || o->format == LP_RL_JSONL) {
-                fmt = 2;
-            } else {
-                fmt = 1;
-                delim = o->delimiter ? o->delimiter : (o->format == LP_RL_TSV || memchr(s, '\t', n)) ? '\t' : ',';
-                int nf = rl_csv_split(s, n, delim, f, fl, RL_MAXCOLS, scratch, scap);
-                if (nf < 0) {
-                    st = lp_error_set(err, LP_ERR_FORMAT, "%s:%llu: the header has a bad quote", path,
-                                      (unsigned long long)line);
-                    goto out;
-                }
-                ncol = nf > RL_MAXCOLS ? RL_MAXCOLS : nf;
-                const char *want = o->col[LP_RL_REQUEST];
-                for (int c = 0; c < ncol; c++) {
-                    int isreq = 0;
-                    if (want)
-                        isreq = (fl[c] == strlen(want) && strncasecmp(f[c], want, fl[c]) == 0) ||
-                                (atoi(want) == c + 1 && want[0] >= '1' && want[0] <= '9');
-                    else
-                        isreq = (fl[c] == 7 && strncasecmp(f[c], "request", 7) == 0) ||
-                                (fl[c] == 10 && strncasecmp(f[c], "request_id", 10) == 0) ||
-                                (fl[c] == 3 && strncasecmp(f[c], "req", 3) == 0);
-                    if (isreq && reqcol < 0) {
-                        reqcol = c;
-                        colattr[c] = UINT32_MAX;
-                    } else if ((st = attr_id(rl, f[c], fl[c], &colattr[c], err)) != LP_OK) {
-                        goto out;
-                    }
-                }
-                if (reqcol < 0) {
-                    st = lp_error_set(err, LP_ERR_FORMAT, "%s:%llu: the header has no request column", path,
-                                      (unsigned long long)line);
-                    goto out;
-                }
-                continue;
-            }
-        }
-        if (fmt == 1) {
-            int nf = rl_csv_split(s, n, delim, f, fl, ncol, scratch, scap);
-            if (nf < 0 || nf <= reqcol || fl[reqcol] == 0) {
-                lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_FIELD, path, line,
-                                nf < 0 ? "bad quoting" : "missing request id");
-                continue;
-            }
-            char idb[1024];
-            size_t idn = fl[reqcol] < sizeof idb - 1 ? fl[reqcol] : sizeof idb - 1;
-            memcpy(idb, f[reqcol], idn);
-            idb[idn] = '\0';
-            uint64_t r = lp_reqlog_find(rl, idb);
-            if (r == UINT64_MAX) {
-                (*unknown)++;
-                continue;
-            }
-            for (int c = 0; c < nf && c < ncol; c++)
-                if (c != reqcol && set_attr(rl, r, colattr[c], f[c], fl[c], diags, path, line)) {
-                    st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                    goto out;
-                }
-            continue;
-        }
-        /* JSON lines: two passes over the object: find the request, then the attributes */
-        uint64_t cur = UINT64_MAX;
-        for (int pass = 0; pass < 2; pass++) {
-            lp_rj j;
-            lp_rj_init(&j, s, n);
-            size_t used = 0;
-            int has = lp_rj_obj(&j);
-            int ok = has >= 0;
-            while (ok && has) {
-                const char *k, *v;
-                size_t kn, vn;
-                int kind;
-                if (lp_rj_key(&j, &k, &kn, scratch + used, scap - used)) {
-                    ok = 0;
-                    break;
-                }
-                if (k == scratch + used)
-                    used += kn;
-                int c = lp_rj_peek(&j);
-                const char *want = o->col[LP_RL_REQUEST];
-                int isreq = want ? (kn == strlen(want) && strncmp(k, want, kn) == 0)
-                                 : ((kn == 7 && strncasecmp(k, "request", 7) == 0) ||
-                                    (kn == 10 && strncasecmp(k, "request_id", 10) == 0) ||
-                                    (kn == 3 && strncasecmp(k, "req", 3) == 0));
-                if (c == '{' || c == '[') {
-                    if (lp_rj_skip(&j)) {
-                        ok = 0;
-                        break;
-                    }
-                } else {
-                    if (lp_rj_scalar(&j, &v, &vn, scratch + used, scap - used, &kind)) {
-                        ok = 0;
-                        break;
-                    }
-                    if (v == scratch + used)
-                        used += vn;
-                    if (kind == 'z')
-                        vn = 0;
-                    if (pass == 0 && isreq && cur == UINT64_MAX) {
-                        char idb[1024];
-                        size_t idn = vn < sizeof idb - 1 ? vn : sizeof idb - 1;
-                        memcpy(idb, v, idn);
-                        idb[idn] = '\0';
-                        cur = lp_reqlog_find(rl, idb);
-                        if (cur == UINT64_MAX)
-                            cur = UINT64_MAX - 1;
-                    } else if (pass == 1 && !isreq && cur < UINT64_MAX - 1) {
-                        uint32_t a;
-                        if ((st = attr_id(rl, k, kn, &a, err)) != LP_OK)
-                            goto out;
-                        if (set_attr(rl, cur, a, v, vn, diags, path, line)) {
-                            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-                            goto out;
-                        }
-                    }
-                }
-                int nx = lp_rj_next(&j, '}');
-                if (nx < 0) {
-                    ok = 0;
-                    break;
-                }
-                has = nx;
-            }
-            if (!ok || !lp_rj_at_end(&j)) {
-                if (pass == 0)
-                    lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_SYNTAX, path, line, "bad JSON: %s",
-                                    j.why ? j.why : "text after the object");
-                break;
-            }
-            if (pass == 0 && cur == UINT64_MAX) {
-                lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_FIELD, path, line, "missing request id");
-                break;
-            }
-            if (pass == 0 && cur == UINT64_MAX - 1) {
-                (*unknown)++;
-                break;
-            }
-        }
-    }
-out:
-    lp_input_close(in);
-    lp_free(buf);
-    lp_free(f);
-    lp_free(fl);
-    lp_free(colattr);
-    lp_free(scratch);
     return st;
 }
 

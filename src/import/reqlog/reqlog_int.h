@@ -12,6 +12,7 @@
 
 #include "longpole/import/reqlog.h"
 #include "longpole/codec/io.h"
+#include "base/hashmap.h"
 #include <stdatomic.h>
 
 #define RL_MAXCOLS 4096          /* highest column number a role may name */
@@ -77,8 +78,7 @@ typedef struct rl_shard {
     /* local points: (task name id, event name id) -> local point */
     uint32_t *pt_task, *pt_event;
     uint32_t npts, cappts;
-    uint32_t *pthash;         /* open addressing: point + 1, 0 = empty */
-    uint32_t pthcap;
+    lp_hmap ptmap;            /* task << 32 | event -> local point */
     /* lines without a record, diagnostics, malformed lines' requests, attributes */
     uint64_t *skip;
     uint64_t nskip, capskip;
@@ -103,6 +103,11 @@ typedef struct rl_shard {
     uint64_t row0, line0;
     uint32_t *m_pt, *m_req, *m_host; /* local -> global points, requests, hosts */
 } rl_shard;
+
+/* The roles' names ("request", "host", ...: --columns, messages) and whether a column
+ * name or key is one of a role's usual names (case-insensitive: "request_id", "ts"...). */
+extern const char *const rl_role_names[LP_RL_NROLES];
+int rl_role_alias(int role, const char *s, size_t n);
 
 /* Parse one shard (thread-safe: touches only the shard). */
 void rl_shard_run(rl_shard *sh);

@@ -10,7 +10,7 @@
  * are fixed up by prefix sums at the merge.
  */
 #include "import/reqlog/reqlog_int.h"
-#include "codec/json_pull.h"
+#include "longpole/codec/json.h"
 #include "longpole/base/alloc.h"
 
 #include <errno.h>
@@ -26,7 +26,7 @@
 
 /* ---- names and aliases ----------------------------------------------------------- */
 
-static const char *const role_names[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
+const char *const rl_role_names[LP_RL_NROLES] = {"request", "host", "time", "event", "task", "seq"};
 static const char *const aliases[LP_RL_NROLES][8] = {
     {"request", "request_id", "req", NULL},
     {"host", "hostname", NULL},
@@ -361,6 +361,14 @@ static int name_eq(const char *a, size_t an, const char *b)
     return an == bn && strncasecmp(a, b, an) == 0;
 }
 
+int rl_role_alias(int role, const char *s, size_t n)
+{
+    for (int k = 0; aliases[role][k]; k++)
+        if (name_eq(s, n, aliases[role][k]))
+            return 1;
+    return 0;
+}
+
 void rl_layout_release(rl_layout *L) { (void)L; }
 
 /* The layout carries a failure as an error status returned to the caller. */
@@ -374,6 +382,134 @@ static lp_status layout_fail(lp_error *err, const char *path, const char *fmt, .
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     return lp_error_set(err, LP_ERR_FORMAT, "%s: %s", path, buf);
+}
+
+/* JSON lines: the keys each role and attribute may have (the option's name, else the
+ * role's usual names), with the time scale a key's suffix implies. */
+static lp_status layout_jsonl(rl_layout *L, const lp_reqlog_opts *o, const char *path, lp_error *err)
+{
+    for (int r = 0; r < LP_RL_NROLES; r++) {
+        if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
+            continue;
+        if (o->col[r]) {
+            if (is_number(o->col[r]))
+                return layout_fail(err, path, "JSON lines need key names, not column numbers ('%s=%s')",
+                                   rl_role_names[r], o->col[r]);
+            L->key[L->nkeys] = o->col[r];
+            L->keylen[L->nkeys] = strlen(o->col[r]);
+            L->keyrole[L->nkeys] = r;
+            L->keyscale[L->nkeys] = o->unit == LP_RL_UNIT_AUTO ? suffix_scale(o->col[r], strlen(o->col[r])) : 0;
+            L->nkeys++;
+        } else {
+            for (int k = 0; aliases[r][k]; k++) {
+                L->key[L->nkeys] = aliases[r][k];
+                L->keylen[L->nkeys] = strlen(aliases[r][k]);
+                L->keyrole[L->nkeys] = r;
+                L->keyscale[L->nkeys] =
+                    o->unit == LP_RL_UNIT_AUTO ? suffix_scale(aliases[r][k], strlen(aliases[r][k])) : 0;
+                L->nkeys++;
+            }
+        }
+        L->have[r] = 1;
+    }
+    for (unsigned a = 0; a < o->nattr; a++) {
+        if (is_number(o->attr_col[a]))
+            return layout_fail(err, path, "JSON lines need key names, not column numbers ('attr.%s=%s')",
+                               o->attr_name[a], o->attr_col[a]);
+        L->key[L->nkeys] = o->attr_col[a];
+        L->keylen[L->nkeys] = strlen(o->attr_col[a]);
+        L->keyrole[L->nkeys] = LP_RL_NROLES + (int)a;
+        L->keyscale[L->nkeys] = 0;
+        L->nkeys++;
+    }
+    /* seq is optional: present only if mapped explicitly */
+    L->have[LP_RL_SEQ] = o->col[LP_RL_SEQ] != NULL;
+    if (!L->have[LP_RL_SEQ]) {
+        int k = 0;
+        for (int x = 0; x < L->nkeys; x++)
+            if (L->keyrole[x] != LP_RL_SEQ)
+                L->key[k] = L->key[x], L->keylen[k] = L->keylen[x], L->keyrole[k] = L->keyrole[x],
+                L->keyscale[k] = L->keyscale[x], k++;
+        L->nkeys = k;
+    }
+    return LP_OK;
+}
+
+/* CSV/TSV: the column of each role, by number or by name in the header (f, fl: its nf
+ * fields; none without a header). */
+static lp_status role_columns(rl_layout *L, const lp_reqlog_opts *o, const char *path, const int *need,
+                              const char **f, const size_t *fl, int nf, lp_error *err)
+{
+    lp_status st = LP_OK;
+    for (int r = 0; r < LP_RL_NROLES && st == LP_OK; r++) {
+        if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
+            continue;
+        const char *want = o->col[r];
+        if (want && is_number(want)) {
+            long c = strtol(want, NULL, 10);
+            if (c < 1 || c > RL_MAXCOLS)
+                st = layout_fail(err, path, "column %s of '%s' is out of range (1..%d)", want, rl_role_names[r],
+                                 RL_MAXCOLS);
+            else
+                L->col[r] = (int)c - 1;
+            continue;
+        }
+        if (!L->header) {
+            if (want)
+                st = layout_fail(err, path, "column '%s' for '%s' needs a header line", want, rl_role_names[r]);
+            else if (need[r])
+                st = layout_fail(err, path, "no header line: give '%s' as a column number in --columns",
+                                 rl_role_names[r]);
+            continue;
+        }
+        for (int c = 0; c < nf && L->col[r] < 0; c++) {
+            if (want) {
+                if (name_eq(f[c], fl[c], want))
+                    L->col[r] = c;
+            } else if (rl_role_alias(r, f[c], fl[c])) {
+                L->col[r] = c;
+            }
+        }
+        if (L->col[r] < 0 && (need[r] || want))
+            st = layout_fail(err, path, "the header has no column '%s'%s", want ? want : rl_role_names[r],
+                             want ? "" : " (or one of its usual names)");
+        if (r == LP_RL_TIME && L->col[r] >= 0 && o->unit == LP_RL_UNIT_AUTO) {
+            int64_t sc = suffix_scale(f[L->col[r]], fl[L->col[r]]);
+            if (sc)
+                L->scale = sc;
+        }
+    }
+    return st;
+}
+
+/* CSV/TSV: the column of each attribute (--columns attr.NAME=COLUMN). */
+static lp_status attr_columns(rl_layout *L, const lp_reqlog_opts *o, const char *path, const char **f,
+                              const size_t *fl, int nf, lp_error *err)
+{
+    lp_status st = LP_OK;
+    for (unsigned a = 0; a < o->nattr && st == LP_OK; a++) {
+        const char *want = o->attr_col[a];
+        if (is_number(want)) {
+            long c = strtol(want, NULL, 10);
+            if (c < 1 || c > RL_MAXCOLS)
+                st = layout_fail(err, path, "column %s of 'attr.%s' is out of range", want, o->attr_name[a]);
+            else
+                L->acol[a] = (int)c - 1;
+            continue;
+        }
+        if (!L->header) {
+            st = layout_fail(err, path, "column '%s' needs a header line", want);
+            continue;
+        }
+        for (int c = 0; c < nf; c++)
+            if (name_eq(f[c], fl[c], want)) {
+                L->acol[a] = c;
+                break;
+            }
+        if (L->acol[a] < 0)
+            st = layout_fail(err, path, "the header has no column '%s' (attribute %s)", want, o->attr_name[a]);
+    }
+    return st;
 }
 
 lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char *path, const lp_reqlog_opts *o,
@@ -399,53 +535,8 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
         L->fmt = (i < n && line[i] == '{') ? LP_RL_JSONL : memchr(line, '\t', n) ? LP_RL_TSV : LP_RL_CSV;
 
     int need[LP_RL_NROLES] = {1, !o->host_from_name, 1, 1, 1, 0};
-    if (L->fmt == LP_RL_JSONL) {
-        for (int r = 0; r < LP_RL_NROLES; r++) {
-            if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
-                continue;
-            if (o->col[r]) {
-                if (is_number(o->col[r]))
-                    return layout_fail(err, path, "JSON lines need key names, not column numbers ('%s=%s')",
-                                       role_names[r], o->col[r]);
-                L->key[L->nkeys] = o->col[r];
-                L->keylen[L->nkeys] = strlen(o->col[r]);
-                L->keyrole[L->nkeys] = r;
-                L->keyscale[L->nkeys] = o->unit == LP_RL_UNIT_AUTO ? suffix_scale(o->col[r], strlen(o->col[r])) : 0;
-                L->nkeys++;
-            } else {
-                for (int k = 0; aliases[r][k]; k++) {
-                    L->key[L->nkeys] = aliases[r][k];
-                    L->keylen[L->nkeys] = strlen(aliases[r][k]);
-                    L->keyrole[L->nkeys] = r;
-                    L->keyscale[L->nkeys] =
-                        o->unit == LP_RL_UNIT_AUTO ? suffix_scale(aliases[r][k], strlen(aliases[r][k])) : 0;
-                    L->nkeys++;
-                }
-            }
-            L->have[r] = 1;
-        }
-        for (unsigned a = 0; a < o->nattr; a++) {
-            if (is_number(o->attr_col[a]))
-                return layout_fail(err, path, "JSON lines need key names, not column numbers ('attr.%s=%s')",
-                                   o->attr_name[a], o->attr_col[a]);
-            L->key[L->nkeys] = o->attr_col[a];
-            L->keylen[L->nkeys] = strlen(o->attr_col[a]);
-            L->keyrole[L->nkeys] = LP_RL_NROLES + (int)a;
-            L->keyscale[L->nkeys] = 0;
-            L->nkeys++;
-        }
-        /* seq is optional: present only if mapped explicitly */
-        L->have[LP_RL_SEQ] = o->col[LP_RL_SEQ] != NULL;
-        if (!L->have[LP_RL_SEQ]) {
-            int k = 0;
-            for (int x = 0; x < L->nkeys; x++)
-                if (L->keyrole[x] != LP_RL_SEQ)
-                    L->key[k] = L->key[x], L->keylen[k] = L->keylen[x], L->keyrole[k] = L->keyrole[x],
-                    L->keyscale[k] = L->keyscale[x], k++;
-            L->nkeys = k;
-        }
-        return LP_OK;
-    }
+    if (L->fmt == LP_RL_JSONL)
+        return layout_jsonl(L, o, path, err);
 
     L->delim = o->delimiter ? o->delimiter : L->fmt == LP_RL_TSV ? '\t' : ',';
     int allnum = 1;
@@ -477,71 +568,9 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
         if (nf > RL_MAXCOLS)
             nf = RL_MAXCOLS;
     }
-    lp_status st = LP_OK;
-    for (int r = 0; r < LP_RL_NROLES && st == LP_OK; r++) {
-        if (r == LP_RL_HOST && o->host_from_name && !o->col[r])
-            continue;
-        const char *want = o->col[r];
-        if (want && is_number(want)) {
-            long c = strtol(want, NULL, 10);
-            if (c < 1 || c > RL_MAXCOLS)
-                st = layout_fail(err, path, "column %s of '%s' is out of range (1..%d)", want, role_names[r],
-                                 RL_MAXCOLS);
-            else
-                L->col[r] = (int)c - 1;
-            continue;
-        }
-        if (!L->header) {
-            if (want)
-                st = layout_fail(err, path, "column '%s' for '%s' needs a header line", want, role_names[r]);
-            else if (need[r])
-                st = layout_fail(err, path, "no header line: give '%s' as a column number in --columns",
-                                 role_names[r]);
-            continue;
-        }
-        for (int c = 0; c < nf && L->col[r] < 0; c++) {
-            if (want) {
-                if (name_eq(f[c], fl[c], want))
-                    L->col[r] = c;
-            } else {
-                for (int k = 0; aliases[r][k]; k++)
-                    if (name_eq(f[c], fl[c], aliases[r][k])) {
-                        L->col[r] = c;
-                        break;
-                    }
-            }
-        }
-        if (L->col[r] < 0 && (need[r] || want))
-            st = layout_fail(err, path, "the header has no column '%s'%s", want ? want : role_names[r],
-                             want ? "" : " (or one of its usual names)");
-        if (r == LP_RL_TIME && L->col[r] >= 0 && o->unit == LP_RL_UNIT_AUTO) {
-            int64_t sc = suffix_scale(f[L->col[r]], fl[L->col[r]]);
-            if (sc)
-                L->scale = sc;
-        }
-    }
-    for (unsigned a = 0; a < o->nattr && st == LP_OK; a++) {
-        const char *want = o->attr_col[a];
-        if (is_number(want)) {
-            long c = strtol(want, NULL, 10);
-            if (c < 1 || c > RL_MAXCOLS)
-                st = layout_fail(err, path, "column %s of 'attr.%s' is out of range", want, o->attr_name[a]);
-            else
-                L->acol[a] = (int)c - 1;
-            continue;
-        }
-        if (!L->header) {
-            st = layout_fail(err, path, "column '%s' needs a header line", want);
-            continue;
-        }
-        for (int c = 0; c < nf; c++)
-            if (name_eq(f[c], fl[c], want)) {
-                L->acol[a] = c;
-                break;
-            }
-        if (L->acol[a] < 0)
-            st = layout_fail(err, path, "the header has no column '%s' (attribute %s)", want, o->attr_name[a]);
-    }
+    lp_status st = role_columns(L, o, path, need, f, fl, nf, err);
+    if (st == LP_OK)
+        st = attr_columns(L, o, path, f, fl, nf, err);
     lp_free(f), lp_free(fl), lp_free(scratch);
     if (st)
         return st;
@@ -657,38 +686,15 @@ static int intern_req(rl_shard *sh, const char *s, size_t n, uint32_t *id)
     return 0;
 }
 
-static inline uint32_t pt_hash(uint32_t a, uint32_t b) { return (a * 0x9E3779B1u) ^ (b * 0x85EBCA77u + (b >> 7)); }
-
-static int point_rehash(rl_shard *sh, uint32_t ncap)
-{
-    uint32_t *h = lp_calloc(ncap, sizeof *h);
-    if (!h)
-        return -1;
-    for (uint32_t p = 0; p < sh->npts; p++) {
-        uint32_t i = pt_hash(sh->pt_task[p], sh->pt_event[p]) & (ncap - 1);
-        while (h[i])
-            i = (i + 1) & (ncap - 1);
-        h[i] = p + 1;
-    }
-    lp_free(sh->pthash);
-    sh->pthash = h;
-    sh->pthcap = ncap;
-    return 0;
-}
-
 static int intern_point(rl_shard *sh, uint32_t task, uint32_t ev, uint32_t *out)
 {
-    if ((sh->npts + 1) * 2 > sh->pthcap && point_rehash(sh, sh->pthcap ? sh->pthcap * 2 : 64))
+    int added;
+    uint64_t p = lp_hmap_get_or_put(&sh->ptmap, (uint64_t)task << 32 | ev, sh->npts, &added);
+    if (p == LP_HMAP_EMPTY)
         return -1;
-    uint32_t mask = sh->pthcap - 1, i = pt_hash(task, ev) & mask;
-    while (sh->pthash[i]) {
-        uint32_t p = sh->pthash[i] - 1;
-        if (sh->pt_task[p] == task && sh->pt_event[p] == ev) {
-            *out = p;
-            return 0;
-        }
-        i = (i + 1) & mask;
-    }
+    *out = (uint32_t)p;
+    if (!added)
+        return 0;
     if (sh->npts == sh->cappts) {
         size_t cap = sh->cappts;
         void *a = sh->pt_task, *b = sh->pt_event;
@@ -703,8 +709,7 @@ static int intern_point(rl_shard *sh, uint32_t task, uint32_t ev, uint32_t *out)
     }
     sh->pt_task[sh->npts] = task;
     sh->pt_event[sh->npts] = ev;
-    sh->pthash[i] = sh->npts + 1;
-    *out = sh->npts++;
+    sh->npts++;
     return 0;
 }
 
@@ -746,13 +751,13 @@ static int emit(rl_shard *sh, const rec *r, uint64_t line)
             continue;
         if (!r->got[k]) {
             if (L->fmt == LP_RL_JSONL)
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s'", role_names[k]);
+                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s'", rl_role_names[k]);
             else
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s' (column %d)", role_names[k],
+                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "missing field '%s' (column %d)", rl_role_names[k],
                       L->col[k] + 1);
             bad = 1;
         } else if (r->n[k] == 0 && k != LP_RL_SEQ) {
-            sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "empty field '%s'", role_names[k]);
+            sdiag(sh, line, LP_SEV_ERROR, LP_RULE_FIELD, "empty field '%s'", rl_role_names[k]);
             bad = 1;
         }
     }
@@ -889,16 +894,16 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
     rec r;
     memset(&r, 0, sizeof r);
     r.scale = L->scale;
-    lp_rj j;
-    lp_rj_init(&j, s, n);
+    lp_json_pull j;
+    lp_json_pull_init(&j, s, n);
     size_t used = 0;
-    int has = lp_rj_obj(&j);
+    int has = lp_json_pull_obj(&j);
     if (has < 0)
         goto syntax;
     while (has) {
         const char *k;
         size_t kn;
-        if (lp_rj_key(&j, &k, &kn, scratch + used, cap - used))
+        if (lp_json_pull_key(&j, &k, &kn, scratch + used, cap - used))
             goto syntax;
         if (k == scratch + used)
             used += kn;
@@ -910,7 +915,7 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                 ks = L->keyscale[x];
                 break;
             }
-        int c = lp_rj_peek(&j);
+        int c = lp_json_pull_peek(&j);
         if (role < 0 || c == '{' || c == '[') {
             if (role >= 0 && role < LP_RL_NROLES) {
                 char qb[64];
@@ -922,13 +927,13 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                     return -1;
                 return push_skip(sh, line);
             }
-            if (lp_rj_skip(&j))
+            if (lp_json_pull_skip(&j))
                 goto syntax;
         } else {
             const char *v;
             size_t vn;
             int kind;
-            if (lp_rj_scalar(&j, &v, &vn, scratch + used, cap - used, &kind))
+            if (lp_json_pull_scalar(&j, &v, &vn, scratch + used, cap - used, &kind))
                 goto syntax;
             if (v == scratch + used)
                 used += vn;
@@ -947,12 +952,12 @@ static int json_line(rl_shard *sh, const char *s, size_t n, uint64_t line, char 
                 r.an[role - LP_RL_NROLES] = vn;
             }
         }
-        int nx = lp_rj_next(&j, '}');
+        int nx = lp_json_pull_next(&j, '}');
         if (nx < 0)
             goto syntax;
         has = nx;
     }
-    if (!lp_rj_at_end(&j)) {
+    if (!lp_json_pull_at_end(&j)) {
         j.why = "text after the object";
         goto syntax;
     }
@@ -1082,7 +1087,7 @@ void rl_shard_release(rl_shard *sh)
     }
     lp_free(sh->pt_task);
     lp_free(sh->pt_event);
-    lp_free(sh->pthash);
+    lp_hmap_release(&sh->ptmap);
     lp_free(sh->skip);
     for (size_t i = 0; i < sh->ndiags; i++)
         lp_free(sh->diags[i].msg);
@@ -1095,9 +1100,107 @@ void rl_shard_release(rl_shard *sh)
     lp_free(sh->m_host);
     sh->ishost = NULL, sh->m_pt = sh->m_req = sh->m_host = NULL;
     sh->capishost = 0;
-    sh->rows = NULL, sh->seq = NULL, sh->pt_task = sh->pt_event = sh->pthash = NULL;
+    sh->rows = NULL, sh->seq = NULL, sh->pt_task = sh->pt_event = NULL;
     sh->skip = NULL, sh->diags = NULL, sh->badreq = NULL, sh->av = NULL;
     sh->tabs_ok = 0;
+}
+
+/* Open the shard's input: a whole stream (lp_input), or a plain file's byte range,
+ * mapped whole when it can be (no copy, and the pages leave the resident set when the
+ * shard is done), positioned at the first line that begins inside the range. */
+static lp_status rd_open(rl_shard *sh, reader *r, lp_error *err)
+{
+    lp_status st = LP_OK;
+    r->cap = (size_t)1 << 20;
+    r->buf = lp_malloc(r->cap + 1);
+    if (!r->buf)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (sh->whole)
+        return sh->mem ? lp_input_open_mem(&r->in, sh->mem, sh->memlen, sh->path, err)
+                       : lp_input_open(&r->in, sh->path, err);
+    r->fd = open(sh->path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0)
+        return lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", sh->path, strerror(errno));
+    r->off = r->rdoff = sh->begin;
+    /* map the shard (and room for its last line) */
+    struct stat sb;
+    if (fstat(r->fd, &sb) == 0 && (uint64_t)sb.st_size > sh->begin) {
+        uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+        uint64_t from = (sh->begin ? sh->begin - 1 : 0) / pg * pg;
+        uint64_t lim = sh->end + RL_MAXLINE + 1;
+        if (lim > (uint64_t)sb.st_size)
+            lim = (uint64_t)sb.st_size;
+        void *mp = mmap(NULL, (size_t)(lim - from), PROT_READ, MAP_PRIVATE, r->fd, (off_t)from);
+        if (mp != MAP_FAILED) {
+            madvise(mp, (size_t)(lim - from), MADV_SEQUENTIAL);
+            lp_free(r->buf);
+            r->map = mp;
+            r->maplen = (size_t)(lim - from);
+            r->buf = mp;
+            r->len = r->cap = r->maplen;
+            r->off = from;
+            r->pos = (size_t)(sh->begin - from);
+            r->eof = 1;
+            r->cut = lim < (uint64_t)sb.st_size;
+        }
+    }
+    /* start at the first line that begins inside the range */
+    int partial = 0;
+    if (sh->begin > 0 && r->map) {
+        partial = r->buf[sh->begin - 1 - r->off] != '\n';
+    } else if (sh->begin > 0) {
+        char c;
+        ssize_t k = pread(r->fd, &c, 1, (off_t)(sh->begin - 1));
+        partial = k == 1 && c != '\n';
+    }
+    if (partial) {
+        const char *s;
+        size_t n;
+        uint64_t at;
+        int tl;
+        rd_line(r, &s, &n, &at, &tl, &st, err);
+    }
+    return st;
+}
+
+static void rd_close(reader *r)
+{
+    if (r->in)
+        lp_input_close(r->in);
+    if (r->fd >= 0)
+        close(r->fd);
+    if (r->map)
+        munmap(r->map, r->maplen);
+    else
+        lp_free(r->buf);
+}
+
+/* The layout of a stream, decided from its first content line (line) at s. Returns 0:
+ * parse the line as a record; 1: it was the header; 2: the file cannot be read (its
+ * first line reported, the shard stops); -1: out of memory. */
+static int stream_layout(rl_shard *sh, const char *s, size_t n, uint64_t line)
+{
+    rl_layout *L = sh->lay;
+    if (sh->opts->host_from_name)
+        rl_host_from_path(sh->path, L->host, sizeof L->host);
+    lp_error lerr;
+    lp_error_clear(&lerr);
+    lp_status ls = rl_layout_detect(L, s, n, sh->path, sh->opts, &lerr);
+    if (ls == LP_ERR_NOMEM)
+        return -1;
+    if (ls) {
+        /* the file cannot be read: report at its first line and stop */
+        const char *m = lerr.msg;
+        size_t pl = strlen(sh->path);
+        if (strncmp(m, sh->path, pl) == 0 && m[pl] == ':')
+            m += pl + 2;
+        sdiag(sh, line, LP_SEV_ERROR, LP_RULE_SYNTAX, "%s; file skipped", m);
+        sh->nbadlines++;
+        return push_skip(sh, line) ? -1 : 2;
+    }
+    if (L->header)
+        return push_skip(sh, line) ? -1 : 1;
+    return 0;
 }
 
 void rl_shard_run(rl_shard *sh)
@@ -1124,70 +1227,8 @@ void rl_shard_run(rl_shard *sh)
         return;
     }
     sh->tabs_ok = 1;
-    r.cap = (size_t)1 << 20;
-    r.buf = lp_malloc(r.cap + 1);
-    if (!r.buf) {
-        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if ((st = rd_open(sh, &r, err)))
         goto out;
-    }
-    if (sh->whole) {
-        st = sh->mem ? lp_input_open_mem(&r.in, sh->mem, sh->memlen, sh->path, err) : lp_input_open(&r.in, sh->path, err);
-        if (st != LP_OK)
-            goto out;
-    } else {
-        r.fd = open(sh->path, O_RDONLY | O_CLOEXEC);
-        if (r.fd < 0) {
-            st = lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", sh->path, strerror(errno));
-            goto out;
-        }
-        r.off = r.rdoff = sh->begin;
-        /* map the shard (and room for its last line): no copy, and the pages leave the
-         * resident set when the shard is done */
-        struct stat sb;
-        if (fstat(r.fd, &sb) == 0 && (uint64_t)sb.st_size > sh->begin) {
-            uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-            uint64_t from = (sh->begin ? sh->begin - 1 : 0) / pg * pg;
-            uint64_t lim = sh->end + RL_MAXLINE + 1;
-            if (lim > (uint64_t)sb.st_size)
-                lim = (uint64_t)sb.st_size;
-            void *mp = mmap(NULL, (size_t)(lim - from), PROT_READ, MAP_PRIVATE, r.fd, (off_t)from);
-            if (mp != MAP_FAILED) {
-                madvise(mp, (size_t)(lim - from), MADV_SEQUENTIAL);
-                lp_free(r.buf);
-                r.map = mp;
-                r.maplen = (size_t)(lim - from);
-                r.buf = mp;
-                r.len = r.cap = r.maplen;
-                r.off = from;
-                r.pos = (size_t)(sh->begin - from);
-                r.eof = 1;
-                r.cut = lim < (uint64_t)sb.st_size;
-            }
-        }
-        if (sh->begin > 0 && r.map) {
-            if (r.buf[sh->begin - 1 - r.off] != '\n') {
-                const char *s;
-                size_t n;
-                uint64_t at;
-                int tl;
-                if (rd_line(&r, &s, &n, &at, &tl, &st, err) < 0)
-                    goto out;
-            }
-        } else if (sh->begin > 0) {
-            /* start at the first line that begins inside the range */
-            char c;
-            ssize_t k = pread(r.fd, &c, 1, (off_t)(sh->begin - 1));
-            if (k == 1 && c != '\n') {
-                const char *s;
-                size_t n;
-                uint64_t at;
-                int tl;
-                int got = rd_line(&r, &s, &n, &at, &tl, &st, err);
-                if (got < 0)
-                    goto out;
-            }
-        }
-    }
     int have_layout = !sh->whole;
     uint64_t lastprog = 0;
     for (;;) {
@@ -1226,32 +1267,14 @@ void rl_shard_run(rl_shard *sh)
             continue;
         }
         if (!have_layout) {
-            rl_layout *L = sh->lay;
-            if (sh->opts->host_from_name)
-                rl_host_from_path(sh->path, L->host, sizeof L->host);
-            lp_error lerr;
-            lp_error_clear(&lerr);
-            lp_status ls = rl_layout_detect(L, s, n, sh->path, sh->opts, &lerr);
-            if (ls == LP_ERR_NOMEM)
+            int lr = stream_layout(sh, s, n, line);
+            if (lr < 0)
                 goto nomem;
-            if (ls) {
-                /* the file cannot be read: report at its first line and stop */
-                const char *m = lerr.msg;
-                size_t pl = strlen(sh->path);
-                if (strncmp(m, sh->path, pl) == 0 && m[pl] == ':')
-                    m += pl + 2;
-                sdiag(sh, line, LP_SEV_ERROR, LP_RULE_SYNTAX, "%s; file skipped", m);
-                sh->nbadlines++;
-                if (push_skip(sh, line))
-                    goto nomem;
+            if (lr == 2)
                 break;
-            }
             have_layout = 1;
-            if (L->header) {
-                if (push_skip(sh, line))
-                    goto nomem;
+            if (lr == 1)
                 continue;
-            }
         } else if (!sh->whole && sh->lay->header && at == sh->lay->header_off) {
             if (push_skip(sh, line))
                 goto nomem;
@@ -1284,14 +1307,7 @@ void rl_shard_run(rl_shard *sh)
 nomem:
     st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
 out:
-    if (r.in)
-        lp_input_close(r.in);
-    if (r.fd >= 0)
-        close(r.fd);
-    if (r.map)
-        munmap(r.map, r.maplen);
-    else
-        lp_free(r.buf);
+    rd_close(&r);
     lp_free(f);
     lp_free(fl);
     lp_free(scratch);

@@ -62,20 +62,6 @@ static int kind_of(const lp_json *v)
     return LP_SPAN_UNSPECIFIED;
 }
 
-static int key_eq(const lp_json *m, const char *k, size_t n) { return m->klen == n && memcmp(m->key, k, n) == 0; }
-#define KEY(m, lit) key_eq(m, lit, sizeof lit - 1)
-
-/* microseconds (integer) to ns; -1 if not an integer or out of range */
-static int us_to_ns(const lp_json *v, int64_t *ns)
-{
-    int64_t us;
-    if (lp_json_i64(v, &us) && lp_json_i64_lenient(v, &us))
-        return -1;
-    if (us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
-        return -1;
-    *ns = us * 1000;
-    return 0;
-}
 
 static lp_str find_proc(const jctx *c, lp_str pid)
 {
@@ -139,114 +125,65 @@ static void resolve_pending(jctx *c)
     c->npend = 0;
 }
 
-static lp_status span(jctx *c, const lp_json *n, int bare)
+/* The members of a span that matter. */
+typedef struct jfields {
+    const lp_json *tr, *sid, *op, *refs, *st, *du, *pidn, *procn, *tags, *pspan;
+} jfields;
+
+static void fields(const lp_json *n, jfields *f)
 {
-    lp_span_import *im = &c->im;
-    lp_spans *sp = im->sp;
-    char w[80];
-    if (n->type != LP_JSON_OBJECT) {
-        lp_span_import_skip(im, LP_SKIP_SHAPE, n, "a Jaeger span must be an object, found %s", lp_json_what(n, w, sizeof w));
-        return LP_OK;
-    }
-    const lp_json *tr = NULL, *sid = NULL, *op = NULL, *refs = NULL, *st = NULL, *du = NULL, *pidn = NULL,
-                  *procn = NULL, *tags = NULL, *pspan = NULL;
+    memset(f, 0, sizeof *f);
     for (const lp_json *m = lp_json_first(n); m; m = lp_json_next_sibling(m)) {
         switch (m->key[0]) {
         case 't':
-            if (KEY(m, "traceID"))
-                tr = m;
-            else if (KEY(m, "tags"))
-                tags = m;
+            if (LP_JSON_KEY(m, "traceID"))
+                f->tr = m;
+            else if (LP_JSON_KEY(m, "tags"))
+                f->tags = m;
             break;
         case 's':
-            if (KEY(m, "spanID"))
-                sid = m;
-            else if (KEY(m, "startTime"))
-                st = m;
+            if (LP_JSON_KEY(m, "spanID"))
+                f->sid = m;
+            else if (LP_JSON_KEY(m, "startTime"))
+                f->st = m;
             break;
         case 'o':
-            if (KEY(m, "operationName"))
-                op = m;
+            if (LP_JSON_KEY(m, "operationName"))
+                f->op = m;
             break;
         case 'r':
-            if (KEY(m, "references"))
-                refs = m;
+            if (LP_JSON_KEY(m, "references"))
+                f->refs = m;
             break;
         case 'd':
-            if (KEY(m, "duration"))
-                du = m;
+            if (LP_JSON_KEY(m, "duration"))
+                f->du = m;
             break;
         case 'p':
-            if (KEY(m, "processID"))
-                pidn = m;
-            else if (KEY(m, "process"))
-                procn = m;
-            else if (KEY(m, "parentSpanID"))
-                pspan = m;
+            if (LP_JSON_KEY(m, "processID"))
+                f->pidn = m;
+            else if (LP_JSON_KEY(m, "process"))
+                f->procn = m;
+            else if (LP_JSON_KEY(m, "parentSpanID"))
+                f->pspan = m;
             break;
         default: break;
         }
     }
-    lp_span_rec r;
-    memset(&r, 0, sizeof r);
-    r.idtext = LP_STR_NONE;
-    r.off = n->off;
-    r.line = n->line;
-    if (!sid || sid->type != LP_JSON_STRING || sid->len == 0) {
-        lp_span_import_skip(im, LP_SKIP_NO_ID, sid ? sid : n, "span without a spanID string (found %s)",
-                            lp_json_what(sid, w, sizeof w));
-        return LP_OK;
-    }
-    lp_spans_id(sp, sid->s, sid->len, &r.id, &r.idtext);
-    int ok;
+}
+
+/* The parent of span r: the first CHILD_OF reference in its trace, else the first
+ * FOLLOWS_FROM (then not waited on), else parentSpanID. *parent is its spanID node. */
+static lp_status parent_of(jctx *c, const jfields *f, lp_span_rec *r, const lp_json **parent)
+{
+    lp_span_import *im = &c->im;
+    lp_spans *sp = im->sp;
+    const lp_json *refs = f->refs, *pspan = f->pspan;
+    int parent_follows = 0, ok;
     lp_status s;
-    if (tr) {
-        if ((s = lp_span_import_trace(im, tr, &r.trace, &ok, c->err)))
-            return s;
-        if (!ok) {
-            lp_span_import_skip(im, LP_SKIP_NO_TRACE, tr, "span %s: traceID must be a non-empty string, found %s",
-                                sid->s, lp_json_what(tr, w, sizeof w));
-            return LP_OK;
-        }
-    } else if (c->doc_trace != LP_SPAN_NONE) {
-        r.trace = c->doc_trace;
-    } else {
-        lp_span_import_skip(im, LP_SKIP_NO_TRACE, n, "span %s has no traceID", sid->s);
-        return LP_OK;
-    }
-    if (!st || us_to_ns(st, &r.start)) {
-        lp_span_import_skip(im, LP_SKIP_TIME, st ? st : n,
-                            "span %s: startTime must be an integer number of microseconds, found %s", sid->s,
-                            lp_json_what(st, w, sizeof w));
-        return LP_OK;
-    }
-    if (!du || du->type == LP_JSON_NULL) {
-        r.flags |= LP_SPAN_NO_DURATION;
-    } else if (us_to_ns(du, &r.dur)) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, du, "span %s: duration must be an integer number of microseconds, found %s",
-                            sid->s, lp_json_what(du, w, sizeof w));
-        return LP_OK;
-    } else if (r.dur < 0) {
-        lp_spans_report(sp, LP_SEV_ERROR, du->off, du->line,
-                        "span %s: negative duration %lld us; its end is taken from its children", sid->s,
-                        (long long)(r.dur / 1000));
-        r.dur = 0;
-        r.flags |= LP_SPAN_NO_DURATION;
-    }
-    if (op && op->type != LP_JSON_STRING) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, op, "span %s: operationName must be a string, found %s", sid->s,
-                            lp_json_what(op, w, sizeof w));
-        return LP_OK;
-    }
-    r.op = op ? lp_spans_name(sp, op->s, op->len) : LP_STR_EMPTY;
-    r.service = LP_STR_EMPTY;
-    if (r.op == LP_STR_NONE)
-        return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
-    /* parent: the first CHILD_OF in this trace, else the first FOLLOWS_FROM */
-    const lp_json *parent = NULL;
-    int parent_follows = 0;
+    *parent = NULL;
     if (refs && refs->type == LP_JSON_ARRAY) {
-        for (int pass = 0; pass < 2 && !parent; pass++)
+        for (int pass = 0; pass < 2 && !*parent; pass++)
             for (const lp_json *e = lp_json_first(refs); e; e = lp_json_next_sibling(e)) {
                 const lp_json *rt = lp_json_get(e, "refType"), *rs = lp_json_get(e, "spanID"),
                               *rtr = lp_json_get(e, "traceID");
@@ -259,59 +196,157 @@ static lp_status span(jctx *c, const lp_json *n, int bare)
                     uint32_t t2;
                     if ((s = lp_span_import_trace(im, rtr, &t2, &ok, c->err)))
                         return s;
-                    if (t2 != r.trace)
+                    if (t2 != r->trace)
                         continue;
                 }
-                parent = rs;
+                *parent = rs;
                 parent_follows = follows;
                 break;
             }
     } else if (refs && refs->type != LP_JSON_NULL) {
+        char w[80];
         lp_spans_report(sp, LP_SEV_WARNING, refs->off, refs->line, "span %s: references should be an array, found %s",
-                        sid->s, lp_json_what(refs, w, sizeof w));
+                        f->sid->s, lp_json_what(refs, w, sizeof w));
     }
-    if (!parent && pspan && pspan->type == LP_JSON_STRING && pspan->len) {
+    if (!*parent && pspan && pspan->type == LP_JSON_STRING && pspan->len) {
         uint64_t v;
         lp_str t;
         if (lp_spans_id(sp, pspan->s, pspan->len, &v, &t) == 0 && v != 0)
-            parent = pspan;
+            *parent = pspan;
     }
-    if (parent) {
+    if (*parent) {
         lp_str t;
-        lp_spans_id(sp, parent->s, parent->len, &r.pid, &t);
-        r.flags |= LP_SPAN_HAS_PARENT | (parent_follows ? LP_SPAN_FOLLOWS : 0);
+        lp_spans_id(sp, (*parent)->s, (*parent)->len, &r->pid, &t);
+        r->flags |= LP_SPAN_HAS_PARENT | (parent_follows ? LP_SPAN_FOLLOWS : 0);
     }
-    /* kind */
-    if (tags && tags->type == LP_JSON_ARRAY)
-        for (const lp_json *e = lp_json_first(tags); e; e = lp_json_next_sibling(e)) {
-            const lp_json *k = lp_json_get(e, "key");
-            if (k && lp_json_str_is(k, "span.kind")) {
-                r.kind = (uint8_t)kind_of(lp_json_get(e, "value"));
-                break;
-            }
-        }
-    /* service */
-    lp_str pending_pid = LP_STR_NONE;
+    return LP_OK;
+}
+
+/* The service of span r: an embedded process, or its processID in the trace's processes
+ * (*pending: the processID, when a bare trace's processes are still to come). */
+static lp_status service_of(jctx *c, const jfields *f, int bare, lp_span_rec *r, lp_str *pending)
+{
+    lp_spans *sp = c->im.sp;
+    const lp_json *procn = f->procn, *pidn = f->pidn;
+    *pending = LP_STR_NONE;
     if (procn && procn->type == LP_JSON_OBJECT) {
         const lp_json *sn = lp_json_get(procn, "serviceName");
         if (sn && sn->type == LP_JSON_STRING)
-            r.service = lp_spans_name(sp, sn->s, sn->len);
+            r->service = lp_spans_name(sp, sn->s, sn->len);
     } else if (pidn && pidn->type == LP_JSON_STRING) {
         lp_str pid = lp_spans_name(sp, pidn->s, pidn->len);
         if (pid == LP_STR_NONE)
             return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
         lp_str svc = find_proc(c, pid);
         if (svc != LP_STR_NONE)
-            r.service = svc;
+            r->service = svc;
         else if (bare && !c->have_procs)
-            pending_pid = pid;
+            *pending = pid;
         else
             lp_spans_report(sp, LP_SEV_WARNING, pidn->off, pidn->line,
-                            "span %s: processID '%s' is not in the trace's processes; the service is unknown", sid->s,
-                            pidn->s);
+                            "span %s: processID '%s' is not in the trace's processes; the service is unknown",
+                            f->sid->s, pidn->s);
     }
-    if (r.service == LP_STR_NONE)
+    if (r->service == LP_STR_NONE)
         return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
+    return LP_OK;
+}
+
+/* The references of span r other than its parent, into the table. */
+static lp_status other_refs(jctx *c, const jfields *f, const lp_span_rec *r, const lp_json *parent)
+{
+    lp_span_import *im = &c->im;
+    lp_spans *sp = im->sp;
+    const lp_json *refs = f->refs;
+    if (!refs || refs->type != LP_JSON_ARRAY)
+        return LP_OK;
+    lp_status s;
+    int ok;
+    for (const lp_json *e = lp_json_first(refs); e; e = lp_json_next_sibling(e)) {
+        const lp_json *rt = lp_json_get(e, "refType"), *rs = lp_json_get(e, "spanID"), *rtr = lp_json_get(e, "traceID");
+        if (!rs || rs->type != LP_JSON_STRING || !rs->len) {
+            lp_spans_report(sp, LP_SEV_WARNING, e->off, e->line, "span %s: a reference without spanID is ignored",
+                            f->sid->s);
+            continue;
+        }
+        if (rs == parent)
+            continue;
+        uint32_t t2 = r->trace;
+        if (rtr && rtr->type == LP_JSON_STRING && rtr->len && (s = lp_span_import_trace(im, rtr, &t2, &ok, c->err)))
+            return s;
+        uint64_t v;
+        lp_str t;
+        lp_spans_id(sp, rs->s, rs->len, &v, &t);
+        if ((s = lp_spans_add_ref(sp, t2, v, lp_json_str_is(rt, "FOLLOWS_FROM") ? LP_REF_FOLLOWS_FROM : LP_REF_CHILD_OF,
+                                  c->err)))
+            return s;
+    }
+    return LP_OK;
+}
+
+/* One span: checked field by field (a record that cannot be used is reported and
+ * skipped), then its parent, kind and service, then added with its other references. */
+static lp_status span(jctx *c, const lp_json *n, int bare)
+{
+    lp_span_import *im = &c->im;
+    lp_spans *sp = im->sp;
+    char w[80];
+    if (n->type != LP_JSON_OBJECT) {
+        lp_span_import_skip(im, LP_SKIP_SHAPE, n, "a Jaeger span must be an object, found %s", lp_json_what(n, w, sizeof w));
+        return LP_OK;
+    }
+    jfields f;
+    fields(n, &f);
+    lp_span_rec r;
+    memset(&r, 0, sizeof r);
+    r.idtext = LP_STR_NONE;
+    r.off = n->off;
+    r.line = n->line;
+    if (lp_span_import_id(im, n, f.sid, "a spanID", &r))
+        return LP_OK;
+    const char *sid = f.sid->s;
+    int skipped;
+    lp_status s;
+    if (f.tr) {
+        if ((s = lp_span_import_trace_of(im, n, f.tr, "traceID", sid, &r, &skipped, c->err)) || skipped)
+            return s;
+    } else if (c->doc_trace != LP_SPAN_NONE) {
+        r.trace = c->doc_trace;
+    } else {
+        lp_span_import_skip(im, LP_SKIP_NO_TRACE, n, "span %s has no traceID", sid);
+        return LP_OK;
+    }
+    if (!f.st || lp_span_import_us(f.st, &r.start)) {
+        lp_span_import_skip(im, LP_SKIP_TIME, f.st ? f.st : n,
+                            "span %s: startTime must be an integer number of microseconds, found %s", sid,
+                            lp_json_what(f.st, w, sizeof w));
+        return LP_OK;
+    }
+    if (lp_span_import_duration(im, f.du, sid, &r))
+        return LP_OK;
+    if (f.op && f.op->type != LP_JSON_STRING) {
+        lp_span_import_skip(im, LP_SKIP_FIELD, f.op, "span %s: operationName must be a string, found %s", sid,
+                            lp_json_what(f.op, w, sizeof w));
+        return LP_OK;
+    }
+    r.op = f.op ? lp_spans_name(sp, f.op->s, f.op->len) : LP_STR_EMPTY;
+    r.service = LP_STR_EMPTY;
+    if (r.op == LP_STR_NONE)
+        return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
+    const lp_json *parent;
+    if ((s = parent_of(c, &f, &r, &parent)))
+        return s;
+    if (f.tags && f.tags->type == LP_JSON_ARRAY)
+        for (const lp_json *e = lp_json_first(f.tags); e; e = lp_json_next_sibling(e)) {
+            const lp_json *k = lp_json_get(e, "key");
+            if (k && lp_json_str_is(k, "span.kind")) {
+                r.kind = (uint8_t)kind_of(lp_json_get(e, "value"));
+                break;
+            }
+        }
+    lp_str pending_pid;
+    if ((s = service_of(c, &f, bare, &r, &pending_pid)))
+        return s;
     if ((s = lp_spans_add(sp, &r, c->err)))
         return s;
     im->nspans++;
@@ -324,29 +359,7 @@ static lp_status span(jctx *c, const lp_json *n, int bare)
         }
         c->pending[c->npend++] = (pend){(uint32_t)sp->n - 1, pending_pid};
     }
-    /* the other references */
-    if (refs && refs->type == LP_JSON_ARRAY)
-        for (const lp_json *e = lp_json_first(refs); e; e = lp_json_next_sibling(e)) {
-            const lp_json *rt = lp_json_get(e, "refType"), *rs = lp_json_get(e, "spanID"),
-                          *rtr = lp_json_get(e, "traceID");
-            if (!rs || rs->type != LP_JSON_STRING || !rs->len) {
-                lp_spans_report(sp, LP_SEV_WARNING, e->off, e->line, "span %s: a reference without spanID is ignored",
-                                sid->s);
-                continue;
-            }
-            if (rs == parent)
-                continue;
-            uint32_t t2 = r.trace;
-            if (rtr && rtr->type == LP_JSON_STRING && rtr->len && (s = lp_span_import_trace(im, rtr, &t2, &ok, c->err)))
-                return s;
-            uint64_t v;
-            lp_str t;
-            lp_spans_id(sp, rs->s, rs->len, &v, &t);
-            if ((s = lp_spans_add_ref(sp, t2, v, lp_json_str_is(rt, "FOLLOWS_FROM") ? LP_REF_FOLLOWS_FROM : LP_REF_CHILD_OF,
-                                      c->err)))
-                return s;
-        }
-    return LP_OK;
+    return other_refs(c, &f, &r, parent);
 }
 
 /* A whole trace object {traceID, spans, processes}. */
@@ -392,6 +405,58 @@ static lp_status trace(jctx *c, const lp_json *n)
     return LP_OK;
 }
 
+/* The events of a Jaeger file: a trace per element of "data" (or of a top-level
+ * array), or a bare trace read member by member. */
+static lp_status jaeger_event(void *ctx, const lp_json_ev *ev)
+{
+    jctx *c = ctx;
+    char w[80];
+    if (!ev) { /* the end of the file */
+        resolve_pending(c);
+        return LP_OK;
+    }
+    switch (ev->kind) {
+    case LP_JSON_EV_BEGIN:
+        c->doc_trace = LP_SPAN_NONE;
+        c->nprocs = 0;
+        c->have_procs = 0;
+        c->npend = 0;
+        break;
+    case LP_JSON_EV_ELEMENT:
+        if (ev->key && strcmp(ev->key, "spans") == 0)
+            return span(c, ev->tree, 1);
+        return trace(c, ev->tree);
+    case LP_JSON_EV_MEMBER:
+        if (strcmp(ev->key, "traceID") == 0) {
+            int ok;
+            lp_status st = lp_span_import_trace(&c->im, ev->tree, &c->doc_trace, &ok, c->err);
+            if (!ok)
+                c->doc_trace = LP_SPAN_NONE;
+            return st;
+        }
+        if (strcmp(ev->key, "processes") == 0) {
+            lp_status st = read_procs(c, ev->tree);
+            if (!st)
+                resolve_pending(c);
+            return st;
+        }
+        if ((strcmp(ev->key, "data") == 0 || strcmp(ev->key, "spans") == 0) && ev->tree->type != LP_JSON_NULL)
+            lp_span_import_skip(&c->im, LP_SKIP_SHAPE, ev->tree, "\"%s\" must be an array, found %s", ev->key,
+                                lp_json_what(ev->tree, w, sizeof w));
+        break;
+    case LP_JSON_EV_VALUE:
+        lp_span_import_skip(&c->im, LP_SKIP_SHAPE, ev->tree, "not a Jaeger trace: a top-level %s",
+                            lp_json_what(ev->tree, w, sizeof w));
+        break;
+    case LP_JSON_EV_END:
+        resolve_pending(c);
+        c->doc_trace = LP_SPAN_NONE;
+        break;
+    default: break;
+    }
+    return LP_OK;
+}
+
 static lp_status jaeger_read(lp_spans *sp, lp_input *in, const lp_load_opts *opts, lp_error *err)
 {
     jctx c;
@@ -399,69 +464,7 @@ static lp_status jaeger_read(lp_spans *sp, lp_input *in, const lp_load_opts *opt
     lp_span_import_init(&c.im, sp, "jaeger");
     c.err = err;
     c.doc_trace = LP_SPAN_NONE;
-    lp_json_opts o = {.stream_keys = KEYS, .repair = 1};
-    lp_json_reader *r;
-    lp_status st = lp_json_reader_new(&r, in, &o, err);
-    if (st)
-        return st;
-    lp_json_ev ev;
-    uint64_t tick = 0;
-    char w[80];
-    while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
-        lp_span_import_repaired(&c.im, &ev);
-        switch (ev.kind) {
-        case LP_JSON_EV_BEGIN:
-            c.doc_trace = LP_SPAN_NONE;
-            c.nprocs = 0;
-            c.have_procs = 0;
-            c.npend = 0;
-            break;
-        case LP_JSON_EV_ELEMENT:
-            if (ev.key && strcmp(ev.key, "spans") == 0)
-                st = span(&c, ev.tree, 1);
-            else
-                st = trace(&c, ev.tree);
-            break;
-        case LP_JSON_EV_MEMBER:
-            if (strcmp(ev.key, "traceID") == 0) {
-                int ok;
-                st = lp_span_import_trace(&c.im, ev.tree, &c.doc_trace, &ok, err);
-                if (!ok)
-                    c.doc_trace = LP_SPAN_NONE;
-            } else if (strcmp(ev.key, "processes") == 0) {
-                if (!(st = read_procs(&c, ev.tree)))
-                    resolve_pending(&c);
-            } else if (strcmp(ev.key, "data") == 0 || strcmp(ev.key, "spans") == 0) {
-                if (ev.tree->type != LP_JSON_NULL)
-                    lp_span_import_skip(&c.im, LP_SKIP_SHAPE, ev.tree, "\"%s\" must be an array, found %s", ev.key,
-                                        lp_json_what(ev.tree, w, sizeof w));
-            }
-            break;
-        case LP_JSON_EV_VALUE:
-            lp_span_import_skip(&c.im, LP_SKIP_SHAPE, ev.tree, "not a Jaeger trace: a top-level %s",
-                                lp_json_what(ev.tree, w, sizeof w));
-            break;
-        case LP_JSON_EV_END:
-            resolve_pending(&c);
-            c.doc_trace = LP_SPAN_NONE;
-            break;
-        case LP_JSON_EV_BAD:
-            lp_span_import_bad(&c.im, &ev);
-            break;
-        }
-        if (st)
-            break;
-        if (lp_span_import_progress(opts, in, &tick)) {
-            st = lp_error_set(err, LP_ERR_IO, "cancelled");
-            break;
-        }
-    }
-    if (st == LP_END) {
-        st = LP_OK;
-        resolve_pending(&c);
-        lp_span_import_summary(&c.im);
-    }
-    lp_json_reader_free(r);
+    lp_status st = lp_span_import_run(&c.im, in, KEYS, opts, jaeger_event, &c, err);
     lp_free(c.procs);
     lp_free(c.pending);
     return st;
@@ -469,8 +472,8 @@ static lp_status jaeger_read(lp_spans *sp, lp_input *in, const lp_load_opts *opt
 
 static int jaeger_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[6][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 6);
+    char t[6][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 6);
 #define T(i, s) (k > (i) && strcmp(t[i], s) == 0)
     if (T(0, "{") && T(1, "data") && T(2, "[")) {
         if (T(3, "{") && (T(4, "traceID") || T(4, "spans") || T(4, "processes")))

@@ -34,8 +34,6 @@ typedef struct octx {
     lp_error *err;
 } octx;
 
-static int key_eq(const lp_json *m, const char *k, size_t n) { return m->klen == n && memcmp(m->key, k, n) == 0; }
-#define KEY(m, lit) key_eq(m, lit, sizeof lit - 1)
 
 /* The string value of attribute `key` in an OTLP attribute list, or NULL. */
 static const lp_json *attr_string(const lp_json *attrs, const char *key)
@@ -63,6 +61,160 @@ static int kind_of(const lp_json *k)
     return -1;
 }
 
+/* The members of a span that matter. */
+typedef struct ofields {
+    const lp_json *tr, *id, *pid, *kind, *name, *st, *en, *links;
+} ofields;
+
+static void fields(const lp_json *n, ofields *f)
+{
+    memset(f, 0, sizeof *f);
+    for (const lp_json *m = lp_json_first(n); m; m = lp_json_next_sibling(m)) {
+        if (LP_JSON_KEY(m, "traceId"))
+            f->tr = m;
+        else if (LP_JSON_KEY(m, "spanId"))
+            f->id = m;
+        else if (LP_JSON_KEY(m, "parentSpanId"))
+            f->pid = m;
+        else if (LP_JSON_KEY(m, "kind"))
+            f->kind = m;
+        else if (LP_JSON_KEY(m, "name"))
+            f->name = m;
+        else if (LP_JSON_KEY(m, "startTimeUnixNano"))
+            f->st = m;
+        else if (LP_JSON_KEY(m, "endTimeUnixNano"))
+            f->en = m;
+        else if (LP_JSON_KEY(m, "links"))
+            f->links = m;
+    }
+}
+
+/* Start and end of span r: 1 when the record is skipped (reported), else 0. */
+static int times(lp_span_import *im, const lp_json *n, const ofields *f, lp_span_rec *r)
+{
+    char w[80];
+    const lp_json *st = f->st, *en = f->en;
+    if (!st || lp_json_i64_lenient(st, &r->start)) {
+        lp_span_import_skip(im, LP_SKIP_TIME, st ? st : n,
+                            "span %s: startTimeUnixNano must be an integer (a decimal string or a number), found %s",
+                            f->id->s, lp_json_what(st, w, sizeof w));
+        return 1;
+    }
+    int64_t end;
+    if (!en || en->type == LP_JSON_NULL) {
+        r->flags |= LP_SPAN_NO_DURATION;
+    } else if (lp_json_i64_lenient(en, &end)) {
+        lp_span_import_skip(im, LP_SKIP_FIELD, en,
+                            "span %s: endTimeUnixNano must be an integer (a decimal string or a number), found %s",
+                            f->id->s, lp_json_what(en, w, sizeof w));
+        return 1;
+    } else if (end < r->start) {
+        lp_spans_report(im->sp, LP_SEV_ERROR, en->off, en->line,
+                        "span %s: endTimeUnixNano is %lld ns before startTimeUnixNano (a negative duration); its end is "
+                        "taken from its children",
+                        f->id->s, (long long)(r->start - end));
+        r->flags |= LP_SPAN_NO_DURATION;
+    } else if (end == 0 && r->start > 0) {
+        r->flags |= LP_SPAN_NO_DURATION; /* unset: 0 is the proto default */
+    } else {
+        r->dur = end - r->start;
+    }
+    return 0;
+}
+
+/* Parent, kind and name of span r: 1 when the record is skipped (reported), else 0. */
+static int parent_kind_name(lp_span_import *im, const ofields *f, lp_span_rec *r)
+{
+    lp_spans *sp = im->sp;
+    char w[80];
+    const lp_json *pid = f->pid, *kind = f->kind, *name = f->name;
+    if (pid && pid->type == LP_JSON_STRING && pid->len) {
+        lp_str t;
+        lp_spans_id(sp, pid->s, pid->len, &r->pid, &t);
+        if (r->pid != 0 || t != LP_STR_NONE)
+            r->flags |= LP_SPAN_HAS_PARENT;
+    } else if (pid && pid->type != LP_JSON_STRING && pid->type != LP_JSON_NULL) {
+        lp_span_import_skip(im, LP_SKIP_FIELD, pid, "span %s: parentSpanId must be a string, found %s", f->id->s,
+                            lp_json_what(pid, w, sizeof w));
+        return 1;
+    }
+    if (kind) {
+        int k = kind_of(kind);
+        if (k < 0)
+            lp_spans_report(sp, LP_SEV_WARNING, kind->off, kind->line, "span %s: unknown kind %s (taken as unspecified)",
+                            f->id->s, lp_json_what(kind, w, sizeof w));
+        else
+            r->kind = (uint8_t)k;
+    }
+    if (name && name->type != LP_JSON_STRING && name->type != LP_JSON_NULL) {
+        lp_span_import_skip(im, LP_SKIP_FIELD, name, "span %s: name must be a string, found %s", f->id->s,
+                            lp_json_what(name, w, sizeof w));
+        return 1;
+    }
+    r->op = name && name->type == LP_JSON_STRING ? lp_spans_name(sp, name->s, name->len) : LP_STR_EMPTY;
+    return 0;
+}
+
+/* A follows_from link to the parent of span r makes its parent reference asynchronous;
+ * returns that link, or NULL. */
+static const lp_json *parent_link(lp_spans *sp, const ofields *f, lp_span_rec *r)
+{
+    const lp_json *links = f->links, *tr = f->tr;
+    if (!links || links->type != LP_JSON_ARRAY || !(r->flags & LP_SPAN_HAS_PARENT))
+        return NULL;
+    for (const lp_json *l = lp_json_first(links); l; l = lp_json_next_sibling(l)) {
+        const lp_json *ls = lp_json_get(l, "spanId"), *lt = lp_json_get(l, "traceId");
+        const lp_json *rt = attr_string(lp_json_get(l, "attributes"), "opentracing.ref_type");
+        if (!ls || ls->type != LP_JSON_STRING || !lp_json_str_is(rt, "follows_from"))
+            continue;
+        uint64_t v;
+        lp_str t;
+        lp_spans_id(sp, ls->s, ls->len, &v, &t);
+        if (v == r->pid &&
+            (!lt || (lt->type == LP_JSON_STRING && tr->len == lt->len && memcmp(tr->s, lt->s, lt->len) == 0))) {
+            r->flags |= LP_SPAN_FOLLOWS;
+            return l;
+        }
+    }
+    return NULL;
+}
+
+/* The links of span r other than the one to its parent, as references. */
+static lp_status other_links(octx *c, const ofields *f, const lp_span_rec *r, const lp_json *plink)
+{
+    lp_span_import *im = &c->im;
+    lp_spans *sp = im->sp;
+    const lp_json *links = f->links;
+    if (!links || links->type != LP_JSON_ARRAY)
+        return LP_OK;
+    lp_status s;
+    int ok;
+    for (const lp_json *l = lp_json_first(links); l; l = lp_json_next_sibling(l)) {
+        if (l == plink)
+            continue;
+        const lp_json *ls = lp_json_get(l, "spanId"), *lt = lp_json_get(l, "traceId");
+        if (!ls || ls->type != LP_JSON_STRING || !ls->len) {
+            lp_spans_report(sp, LP_SEV_WARNING, l->off, l->line, "span %s: a link without spanId is ignored", f->id->s);
+            continue;
+        }
+        uint32_t t2 = r->trace;
+        if (lt && (s = lp_span_import_trace(im, lt, &t2, &ok, c->err)))
+            return s;
+        uint64_t v;
+        lp_str t;
+        lp_spans_id(sp, ls->s, ls->len, &v, &t);
+        const lp_json *rt = attr_string(lp_json_get(l, "attributes"), "opentracing.ref_type");
+        lp_span_ref_type type = lp_json_str_is(rt, "follows_from") ? LP_REF_FOLLOWS_FROM
+                                : lp_json_str_is(rt, "child_of")    ? LP_REF_CHILD_OF
+                                                                    : LP_REF_LINK;
+        if ((s = lp_spans_add_ref(sp, t2, v, type, c->err)))
+            return s;
+    }
+    return LP_OK;
+}
+
+/* One span: checked field by field (a record that cannot be used is reported and
+ * skipped), then added with its links. */
 static lp_status ospan(octx *c, const lp_json *n, lp_str service)
 {
     lp_span_import *im = &c->im;
@@ -72,141 +224,29 @@ static lp_status ospan(octx *c, const lp_json *n, lp_str service)
         lp_span_import_skip(im, LP_SKIP_SHAPE, n, "an OTLP span must be an object, found %s", lp_json_what(n, w, sizeof w));
         return LP_OK;
     }
-    const lp_json *tr = NULL, *id = NULL, *pid = NULL, *kind = NULL, *name = NULL, *st = NULL, *en = NULL, *links = NULL;
-    for (const lp_json *m = lp_json_first(n); m; m = lp_json_next_sibling(m)) {
-        if (KEY(m, "traceId"))
-            tr = m;
-        else if (KEY(m, "spanId"))
-            id = m;
-        else if (KEY(m, "parentSpanId"))
-            pid = m;
-        else if (KEY(m, "kind"))
-            kind = m;
-        else if (KEY(m, "name"))
-            name = m;
-        else if (KEY(m, "startTimeUnixNano"))
-            st = m;
-        else if (KEY(m, "endTimeUnixNano"))
-            en = m;
-        else if (KEY(m, "links"))
-            links = m;
-    }
+    ofields f;
+    fields(n, &f);
     lp_span_rec r;
     memset(&r, 0, sizeof r);
     r.idtext = LP_STR_NONE;
     r.off = n->off;
     r.line = n->line;
     r.service = service;
-    if (!id || id->type != LP_JSON_STRING || !id->len) {
-        lp_span_import_skip(im, LP_SKIP_NO_ID, id ? id : n, "span without a spanId string (found %s)",
-                            lp_json_what(id, w, sizeof w));
+    if (lp_span_import_id(im, n, f.id, "a spanId", &r))
         return LP_OK;
-    }
-    lp_spans_id(sp, id->s, id->len, &r.id, &r.idtext);
-    int ok;
-    lp_status s = lp_span_import_trace(im, tr, &r.trace, &ok, c->err);
-    if (s)
+    int skipped;
+    lp_status s = lp_span_import_trace_of(im, n, f.tr, "traceId", f.id->s, &r, &skipped, c->err);
+    if (s || skipped)
         return s;
-    if (!ok) {
-        lp_span_import_skip(im, LP_SKIP_NO_TRACE, tr ? tr : n, "span %s: traceId must be a non-empty string, found %s",
-                            id->s, lp_json_what(tr, w, sizeof w));
+    if (times(im, n, &f, &r) || parent_kind_name(im, &f, &r))
         return LP_OK;
-    }
-    if (!st || lp_json_i64_lenient(st, &r.start)) {
-        lp_span_import_skip(im, LP_SKIP_TIME, st ? st : n,
-                            "span %s: startTimeUnixNano must be an integer (a decimal string or a number), found %s",
-                            id->s, lp_json_what(st, w, sizeof w));
-        return LP_OK;
-    }
-    int64_t end;
-    if (!en || en->type == LP_JSON_NULL) {
-        r.flags |= LP_SPAN_NO_DURATION;
-    } else if (lp_json_i64_lenient(en, &end)) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, en,
-                            "span %s: endTimeUnixNano must be an integer (a decimal string or a number), found %s", id->s,
-                            lp_json_what(en, w, sizeof w));
-        return LP_OK;
-    } else if (end < r.start) {
-        lp_spans_report(sp, LP_SEV_ERROR, en->off, en->line,
-                        "span %s: endTimeUnixNano is %lld ns before startTimeUnixNano (a negative duration); its end is "
-                        "taken from its children",
-                        id->s, (long long)(r.start - end));
-        r.flags |= LP_SPAN_NO_DURATION;
-    } else if (end == 0 && r.start > 0) {
-        r.flags |= LP_SPAN_NO_DURATION; /* unset: 0 is the proto default */
-    } else {
-        r.dur = end - r.start;
-    }
-    if (pid && pid->type == LP_JSON_STRING && pid->len) {
-        lp_str t;
-        lp_spans_id(sp, pid->s, pid->len, &r.pid, &t);
-        if (r.pid != 0 || t != LP_STR_NONE)
-            r.flags |= LP_SPAN_HAS_PARENT;
-    } else if (pid && pid->type != LP_JSON_STRING && pid->type != LP_JSON_NULL) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, pid, "span %s: parentSpanId must be a string, found %s", id->s,
-                            lp_json_what(pid, w, sizeof w));
-        return LP_OK;
-    }
-    if (kind) {
-        int k = kind_of(kind);
-        if (k < 0)
-            lp_spans_report(sp, LP_SEV_WARNING, kind->off, kind->line, "span %s: unknown kind %s (taken as unspecified)",
-                            id->s, lp_json_what(kind, w, sizeof w));
-        else
-            r.kind = (uint8_t)k;
-    }
-    if (name && name->type != LP_JSON_STRING && name->type != LP_JSON_NULL) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, name, "span %s: name must be a string, found %s", id->s,
-                            lp_json_what(name, w, sizeof w));
-        return LP_OK;
-    }
-    r.op = name && name->type == LP_JSON_STRING ? lp_spans_name(sp, name->s, name->len) : LP_STR_EMPTY;
     if (r.op == LP_STR_NONE)
         return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
-    /* a follows_from link to the parent makes the parent reference asynchronous */
-    const lp_json *parent_link = NULL;
-    if (links && links->type == LP_JSON_ARRAY && (r.flags & LP_SPAN_HAS_PARENT))
-        for (const lp_json *l = lp_json_first(links); l; l = lp_json_next_sibling(l)) {
-            const lp_json *ls = lp_json_get(l, "spanId"), *lt = lp_json_get(l, "traceId");
-            const lp_json *rt = attr_string(lp_json_get(l, "attributes"), "opentracing.ref_type");
-            if (!ls || ls->type != LP_JSON_STRING || !lp_json_str_is(rt, "follows_from"))
-                continue;
-            uint64_t v;
-            lp_str t;
-            lp_spans_id(sp, ls->s, ls->len, &v, &t);
-            if (v == r.pid && (!lt || (lt->type == LP_JSON_STRING && tr->len == lt->len &&
-                                      memcmp(tr->s, lt->s, lt->len) == 0))) {
-                r.flags |= LP_SPAN_FOLLOWS;
-                parent_link = l;
-                break;
-            }
-        }
+    const lp_json *plink = parent_link(sp, &f, &r);
     if ((s = lp_spans_add(sp, &r, c->err)))
         return s;
     im->nspans++;
-    if (links && links->type == LP_JSON_ARRAY)
-        for (const lp_json *l = lp_json_first(links); l; l = lp_json_next_sibling(l)) {
-            if (l == parent_link)
-                continue;
-            const lp_json *ls = lp_json_get(l, "spanId"), *lt = lp_json_get(l, "traceId");
-            if (!ls || ls->type != LP_JSON_STRING || !ls->len) {
-                lp_spans_report(sp, LP_SEV_WARNING, l->off, l->line, "span %s: a link without spanId is ignored", id->s);
-                continue;
-            }
-            uint32_t t2 = r.trace;
-            if (lt && (s = lp_span_import_trace(im, lt, &t2, &ok, c->err)))
-                return s;
-            uint64_t v;
-            lp_str t;
-            lp_spans_id(sp, ls->s, ls->len, &v, &t);
-            const lp_json *rt = attr_string(lp_json_get(l, "attributes"), "opentracing.ref_type");
-            lp_span_ref_type type = lp_json_str_is(rt, "follows_from") ? LP_REF_FOLLOWS_FROM
-                                    : lp_json_str_is(rt, "child_of")    ? LP_REF_CHILD_OF
-                                                                        : LP_REF_LINK;
-            if ((s = lp_spans_add_ref(sp, t2, v, type, c->err)))
-                return s;
-        }
-    return LP_OK;
+    return other_links(c, &f, &r, plink);
 }
 
 /* One element of resourceSpans. */
@@ -249,55 +289,42 @@ static lp_status resource_spans(octx *c, const lp_json *n)
     return LP_OK;
 }
 
+/* The events of an OTLP file: the elements of "resourceSpans". */
+static lp_status otlp_event(void *ctx, const lp_json_ev *ev)
+{
+    octx *c = ctx;
+    char w[80];
+    if (!ev)
+        return LP_OK;
+    if (ev->kind == LP_JSON_EV_ELEMENT) {
+        if (ev->key)
+            return resource_spans(c, ev->tree);
+        lp_span_import_skip(&c->im, LP_SKIP_SHAPE, ev->tree,
+                            "not OTLP: a top-level array (expected {\"resourceSpans\": [...]})");
+    } else if (ev->kind == LP_JSON_EV_MEMBER && strcmp(ev->key, "resourceSpans") == 0 &&
+               ev->tree->type != LP_JSON_NULL) {
+        lp_span_import_skip(&c->im, LP_SKIP_SHAPE, ev->tree, "\"resourceSpans\" must be an array, found %s",
+                            lp_json_what(ev->tree, w, sizeof w));
+    } else if (ev->kind == LP_JSON_EV_VALUE) {
+        lp_span_import_skip(&c->im, LP_SKIP_SHAPE, ev->tree, "not OTLP: a top-level %s",
+                            lp_json_what(ev->tree, w, sizeof w));
+    }
+    return LP_OK;
+}
+
 static lp_status otlp_read(lp_spans *sp, lp_input *in, const lp_load_opts *opts, lp_error *err)
 {
     octx c;
     memset(&c, 0, sizeof c);
     lp_span_import_init(&c.im, sp, "otlp");
     c.err = err;
-    lp_json_opts o = {.stream_keys = KEYS, .repair = 1};
-    lp_json_reader *r;
-    lp_status st = lp_json_reader_new(&r, in, &o, err);
-    if (st)
-        return st;
-    lp_json_ev ev;
-    uint64_t tick = 0;
-    char w[80];
-    while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
-        lp_span_import_repaired(&c.im, &ev);
-        if (ev.kind == LP_JSON_EV_ELEMENT) {
-            if (ev.key)
-                st = resource_spans(&c, ev.tree);
-            else
-                lp_span_import_skip(&c.im, LP_SKIP_SHAPE, ev.tree,
-                                    "not OTLP: a top-level array (expected {\"resourceSpans\": [...]})");
-        } else if (ev.kind == LP_JSON_EV_MEMBER && strcmp(ev.key, "resourceSpans") == 0 && ev.tree->type != LP_JSON_NULL) {
-            lp_span_import_skip(&c.im, LP_SKIP_SHAPE, ev.tree, "\"resourceSpans\" must be an array, found %s",
-                                lp_json_what(ev.tree, w, sizeof w));
-        } else if (ev.kind == LP_JSON_EV_VALUE) {
-            lp_span_import_skip(&c.im, LP_SKIP_SHAPE, ev.tree, "not OTLP: a top-level %s", lp_json_what(ev.tree, w, sizeof w));
-        } else if (ev.kind == LP_JSON_EV_BAD) {
-            lp_span_import_bad(&c.im, &ev);
-        }
-        if (st)
-            break;
-        if (lp_span_import_progress(opts, in, &tick)) {
-            st = lp_error_set(err, LP_ERR_IO, "cancelled");
-            break;
-        }
-    }
-    if (st == LP_END) {
-        st = LP_OK;
-        lp_span_import_summary(&c.im);
-    }
-    lp_json_reader_free(r);
-    return st;
+    return lp_span_import_run(&c.im, in, KEYS, opts, otlp_event, &c, err);
 }
 
 static int otlp_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[3][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 3);
+    char t[3][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 3);
     (void)path;
     if (k >= 2 && strcmp(t[0], "{") == 0 && strcmp(t[1], "resourceSpans") == 0)
         return 95;

@@ -1,10 +1,11 @@
-/* spanfmt.c: the helpers the JSON span importers share (spanjson.h): head tokens for
- * detection, skipped-record accounting and messages. The table of span formats and the
+/* spanfmt.c: the helpers the JSON span importers share (spanjson.h): skipped-record
+ * accounting and messages. The table of span formats and the
  * loading of files are in src/load/ (load.h).
  */
 #include "longpole/import/spanfmt.h"
 #include "longpole/base/alloc.h"
 #include "import/spans/spanjson.h"
+#include "import/import_util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,45 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* ---- head tokens --------------------------------------------------------------------- */
-
-int lp_head_tokens(const unsigned char *p, size_t n, char tok[][LP_HEAD_TOK], int max)
-{
-    size_t i = 0;
-    int k = 0;
-    if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF)
-        i = 3;
-    while (k < max) {
-        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
-            i++;
-        if (i >= n)
-            break;
-        if (p[i] == '{' || p[i] == '[') {
-            tok[k][0] = (char)p[i];
-            tok[k][1] = '\0';
-            k++;
-            i++;
-            continue;
-        }
-        if (p[i] != '"')
-            break;
-        size_t j = i + 1, o = 0;
-        while (j < n && p[j] != '"' && p[j] != '\\' && o + 1 < LP_HEAD_TOK)
-            tok[k][o++] = (char)p[j++];
-        if (j >= n || p[j] != '"')
-            break;
-        tok[k][o] = '\0';
-        j++;
-        while (j < n && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
-            j++;
-        if (j >= n || p[j] != ':')
-            break; /* a string value, not a key */
-        k++;
-        i = j + 1;
-    }
-    return k;
-}
 
 /* ---- import accounting ------------------------------------------------------------------ */
 
@@ -106,17 +68,10 @@ static const char *const skip_names[LP_SKIP_NREASONS] = {
 
 void lp_span_import_summary(lp_span_import *im)
 {
-    uint64_t total = 0;
-    for (int r = 0; r < LP_SKIP_NREASONS; r++)
-        total += im->skipped[r];
+    char buf[400];
+    uint64_t total = lp_import_counts(buf, sizeof buf, im->skipped, skip_names, LP_SKIP_NREASONS);
     if (!total || !im->sp->diags)
         return;
-    char buf[400];
-    size_t o = 0;
-    for (int r = 0; r < LP_SKIP_NREASONS && o < sizeof buf; r++)
-        if (im->skipped[r])
-            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%llu %s", o ? ", " : "",
-                                  (unsigned long long)im->skipped[r], skip_names[r]);
     lp_diags_report(im->sp->diags, LP_SEV_NOTE, LP_RULE_IMPORT, im->sp->nfiles ? im->sp->files[im->sp->cursrc] : NULL,
                     0, "%s: %llu span(s) read, %llu record(s) skipped (%s)%s", im->format,
                     (unsigned long long)im->nspans, (unsigned long long)total, buf,
@@ -151,19 +106,77 @@ int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *co
     return opts->progress(opts->progress_ctx, "reading", lp_input_consumed(in), lp_input_size(in));
 }
 
-const char *lp_json_what(const lp_json *n, char *buf, size_t size)
+int lp_span_import_id(lp_span_import *im, const lp_json *n, const lp_json *id, const char *what, lp_span_rec *r)
 {
-    if (!n) {
-        snprintf(buf, size, "nothing");
-        return buf;
+    if (!id || id->type != LP_JSON_STRING || !id->len) {
+        char w[80];
+        lp_span_import_skip(im, LP_SKIP_NO_ID, id ? id : n, "span without %s string (found %s)", what,
+                            lp_json_what(id, w, sizeof w));
+        return 1;
     }
-    char ex[64];
-    switch (n->type) {
-    case LP_JSON_STRING: snprintf(buf, size, "a string %s", lp_json_excerpt(n, ex, sizeof ex)); break;
-    case LP_JSON_NUMBER: snprintf(buf, size, "a number %s", lp_json_excerpt(n, ex, sizeof ex)); break;
-    case LP_JSON_ARRAY: snprintf(buf, size, "an array"); break;
-    case LP_JSON_OBJECT: snprintf(buf, size, "an object"); break;
-    default: snprintf(buf, size, "%s", lp_json_type_name((lp_json_type)n->type)); break;
+    lp_spans_id(im->sp, id->s, id->len, &r->id, &r->idtext);
+    return 0;
+}
+
+lp_status lp_span_import_trace_of(lp_span_import *im, const lp_json *n, const lp_json *tr, const char *field,
+                                  const char *sid, lp_span_rec *r, int *skipped, lp_error *err)
+{
+    int ok;
+    *skipped = 0;
+    lp_status s = lp_span_import_trace(im, tr, &r->trace, &ok, err);
+    if (s || ok)
+        return s;
+    char w[80];
+    lp_span_import_skip(im, LP_SKIP_NO_TRACE, tr ? tr : n, "span %s: %s must be a non-empty string, found %s", sid,
+                        field, lp_json_what(tr, w, sizeof w));
+    *skipped = 1;
+    return LP_OK;
+}
+
+int lp_span_import_duration(lp_span_import *im, const lp_json *du, const char *sid, lp_span_rec *r)
+{
+    if (!du || du->type == LP_JSON_NULL) {
+        r->flags |= LP_SPAN_NO_DURATION;
+    } else if (lp_span_import_us(du, &r->dur)) {
+        char w[80];
+        lp_span_import_skip(im, LP_SKIP_FIELD, du, "span %s: duration must be an integer number of microseconds, found %s",
+                            sid, lp_json_what(du, w, sizeof w));
+        return 1;
+    } else if (r->dur < 0) {
+        lp_spans_report(im->sp, LP_SEV_ERROR, du->off, du->line,
+                        "span %s: negative duration %lld us; its end is taken from its children", sid,
+                        (long long)(r->dur / 1000));
+        r->dur = 0;
+        r->flags |= LP_SPAN_NO_DURATION;
     }
-    return buf;
+    return 0;
+}
+
+lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const *keys, const lp_load_opts *opts,
+                             lp_span_import_fn fn, void *ctx, lp_error *err)
+{
+    lp_json_opts o = {.stream_keys = keys, .repair = 1};
+    lp_json_reader *r;
+    lp_status st = lp_json_reader_new(&r, in, &o, err);
+    if (st)
+        return st;
+    lp_json_ev ev;
+    uint64_t tick = 0;
+    while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
+        lp_span_import_repaired(im, &ev);
+        if (ev.kind == LP_JSON_EV_BAD)
+            lp_span_import_bad(im, &ev);
+        else
+            st = fn(ctx, &ev);
+        if (st)
+            break;
+        if (lp_span_import_progress(opts, in, &tick)) {
+            st = lp_error_set(err, LP_ERR_IO, "cancelled");
+            break;
+        }
+    }
+    if (st == LP_END && !(st = fn(ctx, NULL)))
+        lp_span_import_summary(im);
+    lp_json_reader_free(r);
+    return st;
 }

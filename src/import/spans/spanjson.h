@@ -1,6 +1,7 @@
-/* spanjson.h: what the JSON span importers (jaeger.c, zipkin.c, otlp.c) share: a look
- * at the first bytes of a file for detection, the counters of skipped records with
- * their reasons (summarised once per file), and messages about wrong fields. Internal.
+/* spanjson.h: what the JSON span importers (jaeger.c, zipkin.c, otlp.c) share: the
+ * counters of skipped records with their reasons (summarised once per file), and
+ * messages about wrong fields. (Detection looks at the head with lp_json_head_tokens,
+ * codec/json.h.) Internal.
  */
 #ifndef LP_IMPORT_SPANJSON_H
 #define LP_IMPORT_SPANJSON_H
@@ -10,12 +11,6 @@
 #include "longpole/codec/io.h"
 #include "longpole/formats/lpt.h"
 #include "longpole/import/spanfmt.h"
-
-/* The first structural tokens of a JSON head: "{", "[", or a member key (a string
- * followed by ':'), as many as fit in max; stops at the first scalar or at the end of
- * the head. Returns the number of tokens. */
-#define LP_HEAD_TOK 24
-int lp_head_tokens(const unsigned char *p, size_t n, char tok[][LP_HEAD_TOK], int max);
 
 /* Why a record was skipped. */
 typedef enum lp_skip_reason {
@@ -57,12 +52,45 @@ lp_status lp_span_import_trace(lp_span_import *im, const lp_json *v, uint32_t *t
 /* Progress: called now and then with the bytes consumed. */
 int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *counter);
 
+/* The event loop of every JSON span importer: a streaming reader over `in` in repair
+ * mode with the format's stream keys (NULL: none); mended strings and bad records are
+ * reported and counted here, progress reported and cancellation honoured; every other
+ * event goes to fn. At the end of the input fn gets NULL (to settle what waited for the
+ * end of the file), then the per-file summary is reported. */
+typedef lp_status (*lp_span_import_fn)(void *ctx, const lp_json_ev *ev);
+lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const *keys, const lp_load_opts *opts,
+                             lp_span_import_fn fn, void *ctx, lp_error *err);
+
+/* The id of a span from its id node (`what` names it in messages: "a spanID", "an id"):
+ * 0 with r->id and r->idtext set, or 1 when it is not a non-empty string (the record
+ * is skipped and reported, at the node or else at the span n). */
+int lp_span_import_id(lp_span_import *im, const lp_json *n, const lp_json *id, const char *what, lp_span_rec *r);
+/* The trace of span `sid` from its trace id node (`field` names it in messages): LP_OK
+ * with *skipped 0 and r->trace set, or *skipped 1 when it is not a non-empty string
+ * (the record is skipped and reported); a resource error otherwise. */
+lp_status lp_span_import_trace_of(lp_span_import *im, const lp_json *n, const lp_json *tr, const char *field,
+                                  const char *sid, lp_span_rec *r, int *skipped, lp_error *err);
+/* The duration of span `sid` in microseconds: absent or null sets LP_SPAN_NO_DURATION;
+ * negative is reported and the end is taken from the children; 1 when it is not an
+ * integer (the record is skipped and reported), else 0. */
+int lp_span_import_duration(lp_span_import *im, const lp_json *du, const char *sid, lp_span_rec *r);
+
+/* Microseconds (an integer number, a number with a zero fraction, or an integer in a
+ * string) to ns: 0, or -1 if it is none of these or out of range. */
+static inline int lp_span_import_us(const lp_json *v, int64_t *ns)
+{
+    int64_t us;
+    if (lp_json_i64(v, &us) && lp_json_i64_lenient(v, &us)) /* (the first: the common case, fast) */
+        return -1;
+    if (us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
+        return -1;
+    *ns = us * 1000;
+    return 0;
+}
+
 /* The importer of a span format into a builder: read into a span table, finish it,
  * map it (spans_graph.c). */
 lp_status lp_spans_import(lp_builder *b, lp_input *in, const lp_span_format *f, const lp_load_opts *opts,
                           lp_error *err);
-
-/* "a string \"abc\"", "a number 12", "an object", ... for messages. */
-const char *lp_json_what(const lp_json *n, char *buf, size_t size);
 
 #endif

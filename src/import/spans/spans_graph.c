@@ -31,6 +31,7 @@
 #include "longpole/import/spanfmt.h"
 #include "longpole/model/trace.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 #include "import/spans/spanjson.h"
 
 #include <stdlib.h>
@@ -61,16 +62,17 @@ typedef struct mapper {
     lp_str kinds[6];    /* kind names in the builder */
     uint32_t a_edge[6]; /* attribute lists edge=call, return, async, link, follows-from, child-of */
     uint16_t t_proc, t_wait;
-    /* cache by (service, operation, kind) in span-table strings: the operator string
-     * and the worker attribute list, so names are built once, not per span */
-    struct opcache {
+    /* the names of each (service, operation, kind) in span-table strings: the operator
+     * string and the worker attribute list, so names are built once, not per span;
+     * found through `opmap` (hashed keys: a hash of the triple -> index in opnames) */
+    struct opname {
         uint64_t key;   /* service << 32 | operation */
         uint8_t kind;
-        uint8_t used;
         lp_str op;      /* "<service> <operation>" in the builder */
         uint32_t attrs; /* service=, operation=, kind= */
-    } *cache;
-    size_t ncache, capcache;
+    } *opnames;
+    size_t nopnames, capopnames;
+    lp_hmap32 opmap;
 } mapper;
 
 enum { E_CALL = 0, E_RETURN, E_ASYNC, E_LINK, E_FOLLOWS, E_CHILDOF };
@@ -107,11 +109,17 @@ static lp_status add_instant(mapper *m, int64_t t, int ret)
 
 static int64_t clamp(int64_t t, int64_t lo, int64_t hi) { return t < lo ? lo : t > hi ? hi : t; }
 
-static inline size_t cache_hash(uint64_t key, uint8_t kind)
+/* A (service << 32 | operation, kind) being looked up, for the table's equality. */
+typedef struct opkey {
+    const struct opname *names;
+    uint64_t key;
+    uint8_t kind;
+} opkey;
+
+static inline int same_opname(const void *ctx, uint64_t i)
 {
-    uint64_t x = key * 0x9E3779B97F4A7C15ULL ^ kind;
-    x ^= x >> 29;
-    return (size_t)(x * 0xBF58476D1CE4E5B9ULL >> 17);
+    const opkey *k = ctx;
+    return k->names[i].key == k->key && k->names[i].kind == k->kind;
 }
 
 /* The operator and attribute list of span i (built on first use of its names). */
@@ -120,29 +128,14 @@ static lp_status names_of(mapper *m, uint32_t i, lp_str *op, uint32_t *attrs)
     const lp_spans *sp = m->sp;
     uint64_t key = (uint64_t)sp->service[i] << 32 | sp->op[i];
     uint8_t kind = sp->kind[i] <= LP_SPAN_CONSUMER ? sp->kind[i] : 0;
-    if ((m->ncache + 1) * 2 > m->capcache) {
-        size_t ncap = m->capcache ? m->capcache * 2 : 256;
-        struct opcache *c = lp_calloc(ncap, sizeof *c);
-        if (!c)
-            return lp_error_set(m->err, LP_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < m->capcache; k++)
-            if (m->cache[k].used) {
-                size_t j = cache_hash(m->cache[k].key, m->cache[k].kind) & (ncap - 1);
-                while (c[j].used)
-                    j = (j + 1) & (ncap - 1);
-                c[j] = m->cache[k];
-            }
-        lp_free(m->cache);
-        m->cache = c;
-        m->capcache = ncap;
+    uint32_t h = (uint32_t)lp_hash_mix(key, kind);
+    opkey k = {m->opnames, key, kind};
+    uint32_t found = lp_hmap32_find(&m->opmap, h, same_opname, &k, NULL);
+    if (found != LP_HMAP32_EMPTY) {
+        *op = m->opnames[found].op;
+        *attrs = m->opnames[found].attrs;
+        return LP_OK;
     }
-    size_t mask = m->capcache - 1, j = cache_hash(key, kind) & mask;
-    for (; m->cache[j].used; j = (j + 1) & mask)
-        if (m->cache[j].key == key && m->cache[j].kind == kind) {
-            *op = m->cache[j].op;
-            *attrs = m->cache[j].attrs;
-            return LP_OK;
-        }
     lp_status st;
     lp_str kv[6];
     kv[0] = m->k_service;
@@ -157,8 +150,13 @@ static lp_status names_of(mapper *m, uint32_t i, lp_str *op, uint32_t *attrs)
     snprintf(buf, sizeof buf, "%s%s%s", svc, *svc && *o ? " " : "", o);
     if ((st = intern(m, buf, op)))
         return st;
-    m->cache[j] = (struct opcache){key, kind, 1, *op, *attrs};
-    m->ncache++;
+    void *p = m->opnames;
+    if (lp_grow(&p, &m->capopnames, m->nopnames + 1, sizeof *m->opnames))
+        return lp_error_set(m->err, LP_ERR_NOMEM, "out of memory");
+    m->opnames = p;
+    if (lp_hmap32_add(&m->opmap, h, (uint32_t)m->nopnames, NULL))
+        return lp_error_set(m->err, LP_ERR_NOMEM, "out of memory");
+    m->opnames[m->nopnames++] = (struct opname){key, kind, *op, *attrs};
     return LP_OK;
 }
 
@@ -328,7 +326,8 @@ out:
     lp_free(m.names);
     lp_free(m.worker);
     lp_free(m.ins);
-    lp_free(m.cache);
+    lp_free(m.opnames);
+    lp_hmap32_release(&m.opmap);
     return st;
 }
 

@@ -30,17 +30,6 @@ typedef struct zctx {
     int v1_reported;
 } zctx;
 
-static int key_eq(const lp_json *m, const char *k, size_t n) { return m->klen == n && memcmp(m->key, k, n) == 0; }
-#define KEY(m, lit) key_eq(m, lit, sizeof lit - 1)
-
-static int us_to_ns(const lp_json *v, int64_t *ns)
-{
-    int64_t us;
-    if (lp_json_i64_lenient(v, &us) || us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
-        return -1;
-    *ns = us * 1000;
-    return 0;
-}
 
 static lp_status zspan(zctx *c, const lp_json *n)
 {
@@ -54,25 +43,25 @@ static lp_status zspan(zctx *c, const lp_json *n)
     const lp_json *tr = NULL, *id = NULL, *pid = NULL, *kind = NULL, *name = NULL, *ts = NULL, *du = NULL, *le = NULL,
                   *shared = NULL, *v1 = NULL;
     for (const lp_json *m = lp_json_first(n); m; m = lp_json_next_sibling(m)) {
-        if (KEY(m, "traceId"))
+        if (LP_JSON_KEY(m, "traceId"))
             tr = m;
-        else if (KEY(m, "id"))
+        else if (LP_JSON_KEY(m, "id"))
             id = m;
-        else if (KEY(m, "parentId"))
+        else if (LP_JSON_KEY(m, "parentId"))
             pid = m;
-        else if (KEY(m, "kind"))
+        else if (LP_JSON_KEY(m, "kind"))
             kind = m;
-        else if (KEY(m, "name"))
+        else if (LP_JSON_KEY(m, "name"))
             name = m;
-        else if (KEY(m, "timestamp"))
+        else if (LP_JSON_KEY(m, "timestamp"))
             ts = m;
-        else if (KEY(m, "duration"))
+        else if (LP_JSON_KEY(m, "duration"))
             du = m;
-        else if (KEY(m, "localEndpoint"))
+        else if (LP_JSON_KEY(m, "localEndpoint"))
             le = m;
-        else if (KEY(m, "shared"))
+        else if (LP_JSON_KEY(m, "shared"))
             shared = m;
-        else if (KEY(m, "binaryAnnotations"))
+        else if (LP_JSON_KEY(m, "binaryAnnotations"))
             v1 = m;
     }
     if (v1) {
@@ -90,21 +79,12 @@ static lp_status zspan(zctx *c, const lp_json *n)
     r.idtext = LP_STR_NONE;
     r.off = n->off;
     r.line = n->line;
-    if (!id || id->type != LP_JSON_STRING || !id->len) {
-        lp_span_import_skip(im, LP_SKIP_NO_ID, id ? id : n, "span without an id string (found %s)",
-                            lp_json_what(id, w, sizeof w));
+    if (lp_span_import_id(im, n, id, "an id", &r))
         return LP_OK;
-    }
-    lp_spans_id(sp, id->s, id->len, &r.id, &r.idtext);
-    int ok;
-    lp_status s = lp_span_import_trace(im, tr, &r.trace, &ok, c->err);
-    if (s)
+    int skipped;
+    lp_status s = lp_span_import_trace_of(im, n, tr, "traceId", id->s, &r, &skipped, c->err);
+    if (s || skipped)
         return s;
-    if (!ok) {
-        lp_span_import_skip(im, LP_SKIP_NO_TRACE, tr ? tr : n, "span %s: traceId must be a non-empty string, found %s",
-                            id->s, lp_json_what(tr, w, sizeof w));
-        return LP_OK;
-    }
     if (pid && pid->type == LP_JSON_STRING && pid->len) {
         lp_str t;
         lp_spans_id(sp, pid->s, pid->len, &r.pid, &t);
@@ -116,24 +96,13 @@ static lp_status zspan(zctx *c, const lp_json *n)
     }
     if (!ts || ts->type == LP_JSON_NULL) {
         r.flags |= LP_SPAN_NO_START | LP_SPAN_NO_DURATION;
-    } else if (us_to_ns(ts, &r.start)) {
+    } else if (lp_span_import_us(ts, &r.start)) {
         lp_span_import_skip(im, LP_SKIP_TIME, ts, "span %s: timestamp must be an integer number of microseconds, found %s",
                             id->s, lp_json_what(ts, w, sizeof w));
         return LP_OK;
     }
-    if (!du || du->type == LP_JSON_NULL) {
-        r.flags |= LP_SPAN_NO_DURATION;
-    } else if (us_to_ns(du, &r.dur)) {
-        lp_span_import_skip(im, LP_SKIP_FIELD, du, "span %s: duration must be an integer number of microseconds, found %s",
-                            id->s, lp_json_what(du, w, sizeof w));
+    if (lp_span_import_duration(im, du, id->s, &r))
         return LP_OK;
-    } else if (r.dur < 0) {
-        lp_spans_report(sp, LP_SEV_ERROR, du->off, du->line,
-                        "span %s: negative duration %lld us; its end is taken from its children", id->s,
-                        (long long)(r.dur / 1000));
-        r.dur = 0;
-        r.flags |= LP_SPAN_NO_DURATION;
-    }
     if (r.flags & LP_SPAN_NO_START)
         r.dur = 0;
     if (kind && kind->type == LP_JSON_STRING) {
@@ -178,44 +147,27 @@ static lp_status zelement(zctx *c, const lp_json *n)
     return LP_OK;
 }
 
+/* The events of a Zipkin file: spans, or traces (arrays of spans). */
+static lp_status zipkin_event(void *ctx, const lp_json_ev *ev)
+{
+    if (ev && (ev->kind == LP_JSON_EV_ELEMENT || ev->kind == LP_JSON_EV_VALUE))
+        return zelement(ctx, ev->tree);
+    return LP_OK;
+}
+
 static lp_status zipkin_read(lp_spans *sp, lp_input *in, const lp_load_opts *opts, lp_error *err)
 {
     zctx c;
     memset(&c, 0, sizeof c);
     lp_span_import_init(&c.im, sp, "zipkin");
     c.err = err;
-    lp_json_reader *r;
-    lp_json_opts o = {.repair = 1};
-    lp_status st = lp_json_reader_new(&r, in, &o, err);
-    if (st)
-        return st;
-    lp_json_ev ev;
-    uint64_t tick = 0;
-    while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
-        lp_span_import_repaired(&c.im, &ev);
-        if (ev.kind == LP_JSON_EV_ELEMENT || ev.kind == LP_JSON_EV_VALUE)
-            st = zelement(&c, ev.tree);
-        else if (ev.kind == LP_JSON_EV_BAD)
-            lp_span_import_bad(&c.im, &ev);
-        if (st)
-            break;
-        if (lp_span_import_progress(opts, in, &tick)) {
-            st = lp_error_set(err, LP_ERR_IO, "cancelled");
-            break;
-        }
-    }
-    if (st == LP_END) {
-        st = LP_OK;
-        lp_span_import_summary(&c.im);
-    }
-    lp_json_reader_free(r);
-    return st;
+    return lp_span_import_run(&c.im, in, NULL, opts, zipkin_event, &c, err);
 }
 
 static int zipkin_detect(const unsigned char *head, size_t n, const char *path)
 {
-    char t[5][LP_HEAD_TOK];
-    int k = lp_head_tokens(head, n, t, 5);
+    char t[5][LP_JSON_HEAD_TOK];
+    int k = lp_json_head_tokens(head, n, t, 5);
     int i = 0;
     (void)path;
     if (k > 0 && strcmp(t[0], "[") == 0)

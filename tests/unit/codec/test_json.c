@@ -344,6 +344,48 @@ static void test_errors(void)
     free(ok.p);
 }
 
+/* The reason code of the first BAD event of a document (LP_JSON_E_NONE if none). */
+static lp_json_err first_code(const char *doc, int lines)
+{
+    lp_input *in;
+    lp_error err;
+    lp_json_err code = LP_JSON_E_NONE;
+    if (lp_input_open_mem(&in, doc, strlen(doc), "doc", &err))
+        return (lp_json_err)-1;
+    lp_json_opts o = {.lines = lines};
+    lp_json_reader *r;
+    if (lp_json_reader_new(&r, in, &o, &err) == LP_OK) {
+        lp_json_ev ev;
+        while (lp_json_next(r, &ev, &err) == LP_OK)
+            if (ev.kind == LP_JSON_EV_BAD) {
+                code = ev.code;
+                break;
+            }
+        lp_json_reader_free(r);
+    }
+    lp_input_close(in);
+    return code;
+}
+
+/* BAD events carry a reason code to decide on (not the message text). */
+static void test_codes(void)
+{
+    CHECK_EQ_I(first_code("[1, 2]", 0), LP_JSON_E_NONE);
+    CHECK_EQ_I(first_code("[3", 0), LP_JSON_E_UNCLOSED);
+    CHECK_EQ_I(first_code("[3,", 0), LP_JSON_E_UNCLOSED);
+    CHECK_EQ_I(first_code("[3, {\"a\":", 0), LP_JSON_E_TRUNCATED);
+    CHECK_EQ_I(first_code("[1 2]", 0), LP_JSON_E_SYNTAX);
+    CHECK_EQ_I(first_code("[\"a\\q\"]", 0), LP_JSON_E_STRING);
+    CHECK_EQ_I(first_code("[\"a\x01\"]", 0), LP_JSON_E_STRING);
+    CHECK_EQ_I(first_code("[\"a\xff\"]", 0), LP_JSON_E_UTF8);
+    CHECK_EQ_I(first_code("[01]", 0), LP_JSON_E_NUMBER);
+    CHECK_EQ_I(first_code("{\"a\":1}\n{\"a\":\n", 1), LP_JSON_E_TRUNCATED);
+    char deep[1200];
+    memset(deep, '[', sizeof deep - 1);
+    deep[sizeof deep - 1] = '\0';
+    CHECK_EQ_I(first_code(deep, 0), LP_JSON_E_DEPTH);
+}
+
 static void test_repair(void)
 {
     const char *doc = "[{\"a\":\"x\xffy\",\"b\":\"\\q\\ud800z\\u00e9\"},{\"k\\u00e9\\ud800\":\"\\u12G4\\udc00\tok\"},\"fine\"]";
@@ -888,6 +930,7 @@ int main(void)
     test_strings();
     test_numbers();
     test_errors();
+    test_codes();
     test_record_limit_and_gzip();
     test_repair();
     test_differential();

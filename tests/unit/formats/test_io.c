@@ -162,6 +162,34 @@ static void test_binary(void)
     lp_diags_release(&ds);
 }
 
+/* A name holding a NUL byte (the text form writes it as %00) cannot be stored in the
+ * binary form's NUL-terminated string table: the writer refuses it, before writing. */
+static void test_binary_nul_name(void)
+{
+    static const char t0[] = "A w%00x 0 10 processing\nA w2 0 5 io\n";
+    lp_diags ds;
+    lp_trace *t = load_mem(t0, sizeof t0 - 1, &ds);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    int has_nul = 0;
+    for (uint32_t w = 0; w < t->nworkers; w++)
+        has_nul |= memchr(lp_trace_worker_name(t, w), 0, lp_strtab_len(&t->strs, t->wname[w])) != NULL;
+    CHECK(has_nul);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    lp_error err;
+    CHECK(f && lp_lptb_write(t, f, &err) == LP_ERR_UNSUPPORTED);
+    if (f)
+        fclose(f);
+    CHECK(n == 0);
+    CHECK(strstr(err.msg, "NUL") != NULL);
+    free(buf);
+    lp_trace_free(t);
+    lp_diags_release(&ds);
+}
+
 /* The same checks through a plain file: the reader maps it (lpt_bin.c). */
 static lp_status from_file(const char *path, const void *p, size_t n, lp_trace **out, lp_error *err)
 {
@@ -331,6 +359,7 @@ int main(void)
 {
     test_compressed();
     test_binary();
+    test_binary_nul_name();
     test_binary_mapped();
     test_load_files();
     test_window();

@@ -1,4 +1,4 @@
-/* test_chrome.c: the Chrome Trace Event Format importer (src/import/chrome.c) and the
+/* test_chrome.c: the Chrome Trace Event Format importer (src/import/chrome/) and the
  * Chrome exporter (src/export/chrome_export.c): exact timestamps, slice nesting (a
  * differential test against a naive twin on random nested slices), B/E matching and
  * its diagnostics with positions, flows (s/t/f bindings, bind_id), async events, worker

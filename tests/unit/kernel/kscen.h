@@ -98,7 +98,7 @@ static inline void match(const lp_ktrace *kt, uint32_t a, uint32_t b, lp_kmatch 
     pk[0] = (lp_kpacket){a, b, kt_find(kt, a, LP_KEV_NET_SEND, 1), kt_find(kt, b, LP_KEV_NET_RECV, 1)};
     pk[1] = (lp_kpacket){b, a, kt_find(kt, b, LP_KEV_NET_SEND, 2), kt_find(kt, a, LP_KEV_NET_RECV, 2)};
     for (int i = 0; i < 2; i++)
-        clk[i] = (lp_kclock){1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 2, 1};
+        clk[i] = (lp_kclock){.slope = 1.0, .slope_lo = 1.0, .slope_hi = 1.0, .npackets = 2, .accurate = 1};
     m->pk = pk;
     m->npk = 2;
     m->clock = clk;

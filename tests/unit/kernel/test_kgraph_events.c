@@ -337,9 +337,11 @@ static void random_trace(lp_ktrace *kt, lp_kmatch *m, uint64_t *seed, int nhosts
         }
     }
     m->npk = npk;
-    for (int h = 0; h < nhosts; h++)
-        m->clock[h] = (lp_kclock){h ? 0.5 + (double)(t_splitmix(seed) % 100) / 66.0 : 1.0,
-                                  h ? (double)(t_splitmix(seed) % 40) - 20.0 : 0.0, 0, 0, 0, 0, 0, 1};
+    for (int h = 0; h < nhosts; h++) {
+        m->clock[h] = (lp_kclock){.slope = h ? 0.5 + (double)(t_splitmix(seed) % 100) / 66.0 : 1.0,
+                                  .offset = h ? (double)(t_splitmix(seed) % 40) - 20.0 : 0.0, .accurate = 1};
+        m->clock[h].r0 = (int64_t)m->clock[h].offset; /* lp_kclock_apply maps t0 = 0 to r0 */
+    }
 }
 
 static void random_streams(void)

@@ -198,6 +198,7 @@ static void skewed_clocks(void)
     lp_kclock clk[2];
     match(&kt, wf, e, &m, pk, clk);
     clk[e].offset = 1000;
+    clk[e].r0 = 1000; /* lp_kclock_apply maps t0 = 0 to r0 */
     lp_diags ds;
     lp_kgraph *g = build(&kt, &m, &ds);
     if (g) {

@@ -66,8 +66,7 @@ typedef struct lp_causal {
     uint64_t *hb, *mx, *seen; /* [capseg * words] */
     uint64_t nreq;          /* requests the model was refined over */
     char *filter;           /* POSIX extended regex on "task:start->end", or NULL */
-    uint32_t *shash;        /* open addressing on (task, start, end): segment + 1, 0 = empty */
-    uint32_t shcap;         /* power of two, at least twice nseg */
+    struct lp_hmap32 *segmap; /* hash of (task, start, end) -> segment (the library's hash table) */
     /* derived by lp_causal_finish */
     uint32_t *topo;         /* position in a static topological order of hb (ties: id) */
     lp_causal_pipe *pipes;

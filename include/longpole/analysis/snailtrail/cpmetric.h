@@ -9,23 +9,19 @@
  *     N = sum of fwd over V_e = sum of bwd over V_s,
  *     c(e) = fwd[source of e] * bwd[target of e]   (paths through e, Definition 8),
  *     CP(e) = c(e) * w(e) / (N * (t1 - t0))          (Eq. 3), and sum of CP = 1 (Eq. 5).
- * fwd is computed in one topological pass (workers run as far as they can, a worker
- * needing another's vertex pushes it on a stack, as in cpath.c: each vertex and edge
- * once); N follows from the end vertices; bwd in the reverse of that order, pushing
- * each receive vertex's count to the message's send vertex, and the CP of the edges
- * into a vertex as soon as its bwd is final (fwd and bwd of a vertex share a cache
- * line, so a message costs one random access per pass). Zero-time message cycles (the
- * only possible ones) are broken by ignoring one message each, counted in ncycles.
+ * fwd is computed in one dependency-order walk of the snapshot's graph (graph/topo.h:
+ * workers are chains and message edges links; workers run as far as they can, a
+ * worker needing another's vertex pushes it on a stack: each vertex and edge once),
+ * with graph/pathcount.h's fwd step as its visitor; N follows from the end vertices;
+ * bwd in the reverse of that order, pushing each receive vertex's count to the
+ * message's send vertex, and the CP of the edges into a vertex as soon as its bwd is
+ * final (fwd and bwd of a vertex share a cache line, so a message costs one random
+ * access per pass). Zero-time message cycles (the only possible ones) are broken by
+ * ignoring one message each, counted in ncycles.
  *
- * Numbers: path counts overflow any fixed-size type (a barrier-synchronised window of
- * 2,000 workers has far more than 10^308 paths). They are lp_xnum: a double mantissa
- * and an int32 exponent of 2^256 (value = m * 2^(256 e), 1 <= m < 2^256 or m = 0), so
- * the range is 2^(256 * 2^31) and every operation rounds at most once, like a double:
- * relative error <= 2^-53 per operation, power-of-two rescaling is exact, and an
- * addend below 2^-256 of the sum is dropped (an error far below 2^-53). Integers
- * below 2^53 are exact, so small windows are counted exactly. Every count carries its
- * rounding depth rd: the most roundings on any chain of operations that produced it
- * (additions of exact integers do not count). The relative error of a CP value is then
+ * Numbers: path counts are lp_xnum (graph/xnum.h: a double mantissa and an int32
+ * exponent of 2^256, every operation rounding at most once, exact below 2^53, each
+ * count carrying its rounding depth rd). The relative error of a CP value is then
  * at most (rd(fwd) + rd(bwd) + rd(N) + 5) * 2^-53 (to first order); err_bound is the
  * largest such bound over the window's edges, and |sum of CP - 1| <= err_bound. The
  * sum itself is accumulated in long double.
@@ -36,36 +32,11 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "longpole/analysis/snailtrail/snapshot.h"
+#include "longpole/graph/pathcount.h"
+#include "longpole/graph/topo.h"
 
-#define LP_XNUM_STEP 256      /* exponent unit: value = m * 2^(LP_XNUM_STEP * e) */
-
-typedef struct lp_xnum {
-    double m;                 /* 0, or in [1, 2^LP_XNUM_STEP) */
-    int32_t e;                /* 0 when m is 0 */
-    uint32_t rd;              /* rounding depth (see above) */
-} lp_xnum;
-
-static inline lp_xnum lp_xnum_zero(void) { lp_xnum x = {0.0, 0, 0}; return x; }
-static inline lp_xnum lp_xnum_one(void) { lp_xnum x = {1.0, 0, 0}; return x; }
-lp_xnum lp_xnum_from_double(double v);   /* v >= 0, finite */
-lp_xnum lp_xnum_add(lp_xnum a, lp_xnum b);
-lp_xnum lp_xnum_mul(lp_xnum a, lp_xnum b);
-/* a / b as a double (0 if a is 0; b must not be 0); exact to one rounding plus the
- * operands' errors; underflows to 0 below ~1e-308. */
-double lp_xnum_ratio(lp_xnum a, lp_xnum b);
-/* log10 of x (-inf for 0). */
-double lp_xnum_log10(lp_xnum x);
-/* Compare magnitudes: -1, 0, 1. */
-int lp_xnum_cmp(lp_xnum a, lp_xnum b);
-/* Decimal scientific notation with `digits` significant digits ("3.21e+4021"), or the
- * exact integer when below 2^53; returns buf. */
-const char *lp_xnum_fmt(lp_xnum x, int digits, char *buf, size_t n);
-
-/* The path counts of one vertex. */
-typedef struct lp_cpcount {
-    lp_xnum fwd;             /* paths from V_s to the vertex */
-    lp_xnum bwd;             /* paths from the vertex to V_e */
-} lp_cpcount;
+/* The path counts of one vertex: fwd from V_s to it, bwd from it to V_e. */
+typedef lp_pathcount lp_cpcount;
 
 /* Counts and CP of one snapshot. Buffers are grow-only and reused across windows. */
 typedef struct lp_cpm {
@@ -74,7 +45,6 @@ typedef struct lp_cpm {
     double *cpw;             /* [nv] CP of the worker edge into v (0: none, waiting, or on no path) */
     double *cpin;            /* [nin] CP of message edge in[k] */
     uint32_t *order;         /* [nv] the topological order used */
-    uint8_t *ignored;        /* [nin] message edges dropped to break zero-time cycles */
     lp_xnum n;               /* N, the number of transient critical paths (from V_e) */
     lp_xnum n_s;             /* N again, from V_s (equal up to rounding) */
     double log10n;           /* log10 N (-inf when there is no path) */
@@ -85,12 +55,9 @@ typedef struct lp_cpm {
     uint32_t nvs, nve;       /* |V_s|, |V_e| */
     int has_paths;           /* N > 0 and span > 0 */
     /* buffers */
-    size_t cap_v, cap_in, cap_w;
-    uint64_t *cur;           /* [nworkers] scratch of the topological pass */
-    uint32_t *stk;
-    uint64_t *target;
-    uint8_t *onstk;
-    uint64_t *done;          /* bitset: vertices counted by the forward pass */
+    size_t cap_v, cap_in;
+    lp_topo topo;            /* the walk; topo.ignored[k]: message edge in[k] dropped to
+                              * break a zero-time cycle (lp_topo_ignored) */
 } lp_cpm;
 
 void lp_cpm_init(lp_cpm *c);

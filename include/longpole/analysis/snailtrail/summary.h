@@ -95,11 +95,11 @@ void lp_summary_release(lp_summary *s);
 typedef struct lp_sumbuf {
     void *acc[LP_SUM_NKINDS];    /* per kind: dense accumulators */
     size_t cap[LP_SUM_NKINDS];
-    void *pairs;                 /* comm: open-addressing table of sender/receiver pairs */
+    void *pairs;                 /* comm: the sender/receiver pairs and their accumulators */
     lp_ival *iv;                 /* the window's message intervals (the profile's communication) */
     size_t capiv;
-    uint32_t *used;              /* its occupied slots */
     size_t pcap, npairs;
+    struct lp_hmap *pairmap;     /* sender << 32 | receiver -> index in pairs (base/hashmap.h) */
 } lp_sumbuf;
 
 void lp_sumbuf_release(lp_sumbuf *b);

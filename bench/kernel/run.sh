@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/kernel/run.sh: import speed of the kernel-trace readers (issue 13). Called by
+# bench/run.sh with LP, BUILD, OUT (markdown section to write) and WORK (scratch dir).
+#   1. the real LTTng traces of ../shared/data/ctf: longpole's CTF reader (kbench:
+#      lp_ktrace_read, CPU time of the read) against the floor of decoding through the
+#      library, babeltrace2's own pass to its dummy sink in the same run:
+#      `babeltrace2 --output-format=dummy` on many-threads (its muxer keeps every event
+#      there) and `babeltrace2 run src.ctf.fs -> sink.utils.dummy` without a muxer on
+#      scp_src (with the muxer it stops after 11,682 of 110,771 events);
+#   2. synthetic multi-host CTF traces of about KBENCH_SIZES bytes (default 100 MB and
+#      1 GB, best of 3; 5 GB once, read host by host): bench/kernel/kgen ctf replicating
+#      scp_dest + scp_src + many-threads (shifted times, remapped tids, keys and TCP
+#      sequence numbers) into 3 x P hosts, against babeltrace2 --output-format=dummy on
+#      the same directory;
+#   3. the ftrace reader on 100 MB of kgen ftrace text (many-threads replicated).
+# CPU time is user + sys (the machine is shared: wall time includes waiting for a core);
+# the load average before and after is written with the figures.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${LP:?}" "${BUILD:?}" "${OUT:?}" "${WORK:?}"
+KB=$BUILD/bench/kernel/kbench
+KG=$BUILD/bench/kernel/kgen
+DATA=${KBENCH_DATA:-$here/../../../shared/data/ctf}
+SIZES=${KBENCH_SIZES:-"100000000:2 1000000000:4 5000000000:16"}
+BT=$(command -v babeltrace2 || true)
+mkdir -p "$WORK"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ ! -d "$DATA/many-threads" ]; then echo "kernel: $DATA is absent" >&2; exit 1; fi
+if [ -z "$BT" ]; then echo "kernel: babeltrace2 is not installed (sh scripts/deps.sh bench)" >&2; exit 1; fi
+
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+# best (lowest) CPU time of N kbench runs: prints the kbench line of that run
+kb_best() { local n=$1; shift; local best="" line
+  for ((r = 0; r < n; r++)); do
+    line=$("$KB" "$@" | grep -E '^(host|total)' | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(events|cpu_s|wall_s|peak_mb|bytes)=/) { split($i, kv, "="); s[kv[1]] += (kv[1] ~ /_s$|peak/ && NR > 1 ? 0 : kv[2]) } } END { printf "events=%d bytes=%d cpu_s=%s wall_s=%s peak_mb=%s\n", s["events"], s["bytes"], s["cpu_s"], s["wall_s"], s["peak_mb"] }')
+    if [ -z "$best" ] || awk -v a="$(field "$line" cpu_s)" -v b="$(field "$best" cpu_s)" 'BEGIN { exit !(a < b) }'; then best=$line; fi
+  done; echo "$best"; }
+# best user+sys of N runs of a command: "cpu wall maxrss_mb"
+cmd_best() { local n=$1; shift; local best="" t
+  for ((r = 0; r < n; r++)); do
+    /usr/bin/time -f "%U %S %e %M" -o "$WORK/time" "$@" > /dev/null 2>&1
+    t=$(awk '{ printf "%.3f %.3f %.0f", $1 + $2, $3, $4 / 1024 }' "$WORK/time")
+    if [ -z "$best" ] || awk -v a="${t%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then best=$t; fi
+  done; echo "$best"; }
+rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", n / s / 1e6 }'; }
+us() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", s / n * 1e6 }'; }
+mb() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1e6 }'; }
+row() { # name events bytes our_cpu our_peak bt_cpu bt_peak note
+  echo "| $1 | $2 | $(mb "$3") | $4 | $(rate "$2" "$4") | $(rate "$3" "$4") | $(us "$2" "$4") | $5 | $6 | $(rate "$2" "$6") | $(us "$2" "$6") | $7 | $(awk -v a="$6" -v b="$4" 'BEGIN { printf "%.2f", a / b }') | $8 |"
+}
+
+rows=()
+echo "kernel: real traces" >&2
+mt=$(kb_best 3 --quick "$DATA/many-threads")
+bt=$(cmd_best 3 "$BT" --output-format=dummy "$DATA/many-threads")
+rows+=("$(row "many-threads (8 CPUs)" "$(field "$mt" events)" "$(field "$mt" bytes)" "$(field "$mt" cpu_s)" "$(field "$mt" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 --output-format=dummy")")
+sc=$(kb_best 3 --quick "$DATA/scp_src")
+bt=$(cmd_best 3 "$BT" run --component=src:src.ctf.fs --params="inputs=[\"$DATA/scp_src\"]" --component=sink:sink.utils.dummy --connect=src:sink)
+rows+=("$(row "scp_src (1 CPU)" "$(field "$sc" events)" "$(field "$sc" bytes)" "$(field "$sc" cpu_s)" "$(field "$sc" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 run src.ctf.fs -> dummy (no muxer)")")
+
+for spec in $SIZES; do
+  size=${spec%%:*}; pairs=${spec##*:}
+  dir=$WORK/ctf-$size
+  rm -rf "$dir"
+  echo "kernel: generating $size bytes of CTF ($pairs x 3 hosts)" >&2
+  "$KG" ctf --bytes "$size" --pairs "$pairs" "$dir" "$DATA/scp_dest" "$DATA/scp_src" "$DATA/many-threads" 2> "$WORK/gen"
+  gb=$(du -sb "$dir" | cut -f1); hosts=$((pairs * 3))
+  if [ "$size" -ge 4000000000 ]; then
+    echo "kernel: reading $size bytes once, host by host" >&2
+    r=$(kb_best 1 --each "$dir"/*); b=$(cmd_best 1 "$BT" --output-format=dummy "$dir"); runs="1 run; read host by host"
+  else
+    echo "kernel: reading $size bytes, best of 3" >&2
+    r=$(kb_best 3 --quick "$dir"/*); b=$(cmd_best 3 "$BT" --output-format=dummy "$dir"); runs="best of 3; all hosts in memory"
+  fi
+  rows+=("$(row "synthetic $(mb "$gb") MB, $hosts hosts" "$(field "$r" events)" "$gb" "$(field "$r" cpu_s)" "$(field "$r" peak_mb)" "$(echo "$b" | cut -d' ' -f1)" "$(echo "$b" | cut -d' ' -f3)" "$runs; babeltrace2 --output-format=dummy")")
+  rm -rf "$dir"
+done
+
+echo "kernel: ftrace text" >&2
+"$KG" ftrace --bytes 100000000 "$DATA/many-threads" > "$WORK/big.ftrace" 2> "$WORK/gen"
+fb=$(stat -c %s "$WORK/big.ftrace")
+ft=$(kb_best 3 --quick "$WORK/big.ftrace")
+rm -f "$WORK/big.ftrace"
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+{
+  echo "## Kernel traces: CTF through libbabeltrace2, ftrace text (issue 13)"
+  echo
+  echo "Run: \`bash bench/run.sh build/longpole kernel\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load0 before, $load1 after (2-core machine shared with other work: CPU times are user + sys; wall times include waiting for a core). libbabeltrace2 $(pkg-config --modversion babeltrace2 2>/dev/null || echo '?'), $("$BT" --version | head -1)."
+  echo
+  echo "longpole: \`kbench PATH...\` (lp_ktrace_read: every stream read by its own sink, events normalised, sorted, merged, per-CPU context and socket table; CPU time of the read, best of 3). Floor: babeltrace2's own decoding of the same trace to its dummy sink in the same run (whole process, user + sys, best of 3)."
+  echo
+  echo "| trace | events | MB | longpole CPU s | M events/s | MB/s | µs/event | peak MB | babeltrace2 CPU s | M events/s | µs/event | peak MB | babeltrace2 / longpole | floor, runs |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for r in "${rows[@]}"; do echo "$r"; done
+  echo
+  echo "ftrace text (\`kgen ftrace --bytes 100000000 many-threads\`: the kernel's line layout with ns stamps, many-threads' events replicated): $(field "$ft" events) events, $(mb "$fb") MB in $(field "$ft" cpu_s) s CPU: **$(rate "$(field "$ft" events)" "$(field "$ft" cpu_s)") M events/s, $(rate "$fb" "$(field "$ft" cpu_s)") MB/s** per core, peak $(field "$ft" peak_mb) MB."
+  echo
+  echo "Memory: 64 bytes per event in the host arrays, twice that for the largest host while its CPU streams are merged; the synthetic 5 GB row reads host by host (its peak is the largest host), the others keep every host in memory."
+} > "$OUT"
+echo "kernel: wrote $OUT" >&2

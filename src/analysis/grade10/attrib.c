@@ -1,0 +1,430 @@
+/* attrib.c: the driver of Grade10's resource attribution (attrib.h): blocking
+ * instances, every leaf's active time, one timeline per (consumable resource, host
+ * with monitoring), the leaves assigned to timelines by their host with the demand
+ * their rule gives them, each timeline built (attrib_tl.c, one thread per timeline
+ * through base/par), per-type totals; and the accessors of the result.
+ *
+ * A leaf without a host goes to the resource's only timeline when there is exactly
+ * one; otherwise it, like a leaf on a host without monitoring, gets no attribution
+ * (counted and reported once). Results never depend on the thread count: each
+ * timeline writes only its own phases' uses and its own totals, merged in order.
+ */
+#include "analysis/grade10/g10_int.h"
+#include "longpole/base/alloc.h"
+#include "base/pool.h"
+
+#include <string.h>
+
+static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
+
+void lp_g10_attr_free(lp_g10_attr *a)
+{
+    if (!a)
+        return;
+    for (uint32_t k = 0; k < a->ntl; k++) {
+        lp_g10_tl *tl = &a->tl[k];
+        lp_free(tl->bound), lp_free(tl->E), lp_free(tl->V), lp_free(tl->u), lp_free(tl->x);
+    }
+    lp_free(a->tl);
+    for (uint32_t g = 0; g < a->nblk; g++)
+        lp_free(a->blk[g].s), lp_free(a->blk[g].e), lp_free(a->blk[g].scope);
+    lp_free(a->blk);
+    for (uint32_t r = 0; a->use && r < a->m->nres; r++)
+        lp_free(a->use[r]);
+    lp_free(a->use);
+    lp_free(a->nuse);
+    lp_free(a->pblk_first);
+    lp_free(a->pblk);
+    lp_free(a->active_ns);
+    lp_free(a->pfirst);
+    lp_free(a->ps);
+    lp_free(a->pe);
+    lp_free(a->tstat);
+    lp_strtab_release(&a->strs);
+    lp_free(a);
+}
+
+/* Active time of every leaf; blocking uses. */
+static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
+{
+    const lp_g10_exec *x = a->x;
+    const lp_g10_model *m = a->m;
+    g10_pieces pc = {0};
+    lp_status st = LP_OK;
+    size_t cap = 0, np = 0;
+    if (!(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)) ||
+        !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst)))
+        return nomem(err);
+    for (uint32_t p = 0; p < x->n && !st; p++) {
+        a->pfirst[p] = (uint32_t)np;
+        if (!lp_g10_is_leaf(x, p))
+            continue;
+        int wid;
+        if ((st = g10_pieces_of(a, p, &pc, &wid, err)))
+            break;
+        a->widened += wid;
+        if (np + pc.n > UINT32_MAX - 1) {
+            st = lp_error_set(err, LP_ERR_LIMIT, "more than 2^32 active pieces");
+            break;
+        }
+        if (np + pc.n > cap) {
+            size_t c = cap ? 2 * cap : 1024;
+            while (c < np + pc.n)
+                c *= 2;
+            int64_t *ns = lp_reallocarray(a->ps, c, sizeof *ns), *ne;
+            if (!ns) {
+                st = nomem(err);
+                break;
+            }
+            a->ps = ns;
+            if (!(ne = lp_reallocarray(a->pe, c, sizeof *ne))) {
+                st = nomem(err);
+                break;
+            }
+            a->pe = ne;
+            cap = c;
+        }
+        for (size_t k = 0; k < pc.n; k++) {
+            a->ps[np] = pc.s[k], a->pe[np++] = pc.e[k];
+            a->active_ns[p] += pc.e[k] - pc.s[k];
+        }
+        for (uint32_t r = 0; r < m->nres && !st; r++) {
+            if (m->res[r].kind != LP_G10_BLOCKING || m->rkind[(size_t)x->type[p] * m->nres + r] != LP_G10_RULE_FULL)
+                continue;
+            int64_t b = 0;
+            if (a->pblk_first[p + 1] > a->pblk_first[p])
+                st = g10_blocked_ns(a, p, r, &pc, &b, err);
+            lp_g10_use *u = &a->use[r][a->nuse[r]++];
+            *u = (lp_g10_use){p, LP_G10_NONE, 0, b};
+            lp_g10_tstat *ts = &a->tstat[(size_t)x->type[p] * m->nres + r];
+            ts->phases++;
+            ts->active_ns += a->active_ns[p];
+            ts->bn_ns += b;
+        }
+    }
+    a->pfirst[x->n] = (uint32_t)np;
+    if (!st && !a->ps) { /* no pieces at all: keep the pointers valid */
+        a->ps = lp_malloc(sizeof *a->ps);
+        a->pe = lp_malloc(sizeof *a->pe);
+        if (!a->ps || !a->pe)
+            st = nomem(err);
+    }
+    g10_pieces_release(&pc);
+    if (!st && a->widened)
+        lp_diags_report(ds, LP_SEV_NOTE, LP_RULE_IMPORT, NULL, 0,
+                        "%llu phases shorter than half a slice (%lld ns) were widened to the one slice holding their midpoint",
+                        (unsigned long long)a->widened, (long long)a->slice_ns);
+    return st;
+}
+
+/* Room for the uses of every resource (leaves whose rule is not None). */
+static lp_status alloc_uses(lp_g10_attr *a, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    const lp_g10_exec *x = a->x;
+    a->use = lp_calloc(m->nres ? m->nres : 1, sizeof *a->use);
+    a->nuse = lp_calloc(m->nres ? m->nres : 1, sizeof *a->nuse);
+    size_t *cnt = lp_calloc(m->nres ? m->nres : 1, sizeof *cnt);
+    if (!a->use || !a->nuse || !cnt) {
+        lp_free(cnt);
+        return nomem(err);
+    }
+    for (uint32_t p = 0; p < x->n; p++)
+        if (lp_g10_is_leaf(x, p))
+            for (uint32_t r = 0; r < m->nres; r++)
+                cnt[r] += m->rkind[(size_t)x->type[p] * m->nres + r] != LP_G10_RULE_NONE;
+    for (uint32_t r = 0; r < m->nres; r++)
+        if (!(a->use[r] = lp_malloc(cnt[r] * sizeof *a->use[r] + 1))) {
+            lp_free(cnt);
+            return nomem(err);
+        }
+    lp_free(cnt);
+    return LP_OK;
+}
+
+static lp_status ph_add(g10_tlphases *ph, uint32_t p, uint32_t slot, double val, uint8_t kind, lp_error *err)
+{
+    if (ph->n == ph->cap) {
+        size_t c = ph->cap ? 2 * ph->cap : 256;
+        uint32_t *np = lp_reallocarray(ph->phase, c, sizeof *np);
+        if (!np)
+            return nomem(err);
+        ph->phase = np;
+        uint32_t *ns = lp_reallocarray(ph->slot, c, sizeof *ns);
+        if (!ns)
+            return nomem(err);
+        ph->slot = ns;
+        double *nv = lp_reallocarray(ph->val, c, sizeof *nv);
+        if (!nv)
+            return nomem(err);
+        ph->val = nv;
+        uint8_t *nk = lp_reallocarray(ph->kind, c, sizeof *nk);
+        if (!nk)
+            return nomem(err);
+        ph->kind = nk;
+        ph->cap = c;
+    }
+    ph->phase[ph->n] = p;
+    ph->slot[ph->n] = slot;
+    ph->val[ph->n] = val;
+    ph->kind[ph->n] = kind;
+    ph->n++;
+    return LP_OK;
+}
+
+typedef struct plan {
+    const lp_g10_series **series; /* [ntl] */
+    g10_tlphases *ph;             /* [ntl] */
+    lp_hmap idx;                  /* res << 32 | host (a->strs) -> timeline */
+    uint32_t *only;               /* [nres]: the resource's only timeline, or LP_G10_NONE */
+} plan;
+
+/* One timeline per (consumable resource, monitored host). */
+static lp_status timelines(lp_g10_attr *a, const lp_g10_data *d, plan *pl, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    size_t cap = 0, capser = 0;
+    lp_status st = LP_OK;
+    if (!(pl->only = lp_malloc((m->nres ? m->nres : 1) * sizeof *pl->only)))
+        return nomem(err);
+    for (uint32_t r = 0; r < m->nres && !st; r++) {
+        pl->only[r] = LP_G10_NONE;
+        if (m->res[r].kind != LP_G10_CONSUMABLE)
+            continue;
+        const char *metric = lp_g10_model_str(m, m->res[r].metric);
+        uint32_t count = 0;
+        for (size_t i = 0; i < d->nseries && !st; i++) {
+            const lp_g10_series *s = &d->series[i];
+            if (strcmp(lp_strtab_get(&d->strs, s->metric), metric) != 0)
+                continue;
+            const char *host = lp_strtab_get(&d->strs, s->host);
+            lp_str h;
+            if (lp_strtab_intern(&a->strs, host, strlen(host), &h) ||
+                lp_grow_at(&a->tl, &cap, a->ntl + 1, sizeof *a->tl) ||
+                lp_grow_at(&pl->series, &capser, a->ntl + 1, sizeof *pl->series))
+                return nomem(err);
+            lp_g10_tl *tl = &a->tl[a->ntl];
+            memset(tl, 0, sizeof *tl);
+            tl->res = r;
+            tl->host = h;
+            tl->capacity = lp_g10_model_capacity(m, r, host);
+            pl->series[a->ntl] = s;
+            st = lp_hmap_put(&pl->idx, (uint64_t)r << 32 | h, a->ntl, err);
+            pl->only[r] = count++ ? LP_G10_NONE - 1 : a->ntl;
+            a->ntl++;
+        }
+        if (pl->only[r] == LP_G10_NONE - 1)
+            pl->only[r] = LP_G10_NONE;
+    }
+    if (!st && !(pl->ph = lp_calloc(a->ntl + 1, sizeof *pl->ph)))
+        st = nomem(err);
+    return st;
+}
+
+/* Every leaf with an Exact or Variable rule onto the timeline of its host. */
+static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    const lp_g10_exec *x = a->x;
+    lp_hmap missing = {0};
+    lp_status st = LP_OK;
+    lp_str *hid = lp_malloc((x->nhosts + 1) * sizeof *hid); /* exec host -> timeline host */
+    if (!hid)
+        return nomem(err);
+    for (uint32_t h = 0; h < x->nhosts; h++) {
+        const char *hn = lp_g10_exec_str(x, x->hosts[h]);
+        hid[h] = lp_strtab_find(&a->strs, hn, strlen(hn));
+    }
+    for (uint32_t p = 0; p < x->n && !st; p++) {
+        if (!lp_g10_is_leaf(x, p))
+            continue;
+        const char *host = x->host[p] == LP_G10_NONE ? NULL : lp_g10_exec_str(x, x->hosts[x->host[p]]);
+        lp_str h = host ? hid[x->host[p]] : LP_STR_NONE;
+        for (uint32_t r = 0; r < m->nres && !st; r++) {
+            uint8_t kind = m->rkind[(size_t)x->type[p] * m->nres + r];
+            if (m->res[r].kind != LP_G10_CONSUMABLE || kind == LP_G10_RULE_NONE)
+                continue;
+            uint64_t k = LP_G10_NONE;
+            if (!host)
+                k = pl->only[r];
+            else if (h == LP_STR_NONE || !lp_hmap_get(&pl->idx, (uint64_t)r << 32 | h, &k))
+                k = LP_G10_NONE;
+            uint32_t slot = (uint32_t)a->nuse[r]++;
+            if (k == LP_G10_NONE) {
+                a->use[r][slot] = (lp_g10_use){p, LP_G10_NONE, 0, 0};
+                lp_g10_tstat *ts = &a->tstat[(size_t)x->type[p] * m->nres + r];
+                ts->phases++;
+                ts->active_ns += a->active_ns[p];
+                if (!host) {
+                    a->no_host++;
+                } else {
+                    int added;
+                    uint64_t key = (uint64_t)r << 32 | x->host[p];
+                    if (lp_hmap_get_or_put(&missing, key, 1, &added) == LP_HMAP_EMPTY)
+                        st = nomem(err);
+                    else if (added && a->unmonitored++ < G10_KEEP)
+                        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
+                                        "no monitoring of '%s' (metric %s) on host '%s': its phases get no usage",
+                                        lp_g10_model_str(m, m->res[r].name), lp_g10_model_str(m, m->res[r].metric), host);
+                }
+                continue;
+            }
+            double val = lp_g10_rule_of(m, x->type[p], r, a->tl[k].capacity, &kind);
+            st = ph_add(&pl->ph[k], p, slot, val, kind, err);
+        }
+    }
+    lp_hmap_release(&missing);
+    lp_free(hid);
+    if (!st && a->no_host)
+        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
+                        "%llu (phase, resource) pairs have no host and the resource is monitored on several hosts: "
+                        "they get no usage (name the host with the model's host-key)",
+                        (unsigned long long)a->no_host);
+    return st;
+}
+
+typedef struct tljob {
+    lp_g10_attr *a;
+    plan *pl;
+    const lp_g10_data *d;
+    lp_diags *ds;
+    lp_g10_tstat *ts;       /* [ntl * ntypes] */
+    lp_status *st;          /* [ntl] */
+    lp_error *errs;         /* [ntl] */
+    lp_diags *tds;          /* [ntl] per-timeline diagnostics, merged in order */
+} tljob;
+
+/* Part `tid` of n of the timelines (a pool task; failures are kept per timeline). */
+static lp_status tl_run(void *ctx, size_t tid, size_t n, lp_error *err)
+{
+    (void)err;
+    tljob *j = ctx;
+    uint32_t nt = j->a->m->ntypes;
+    g10_scratch sc;
+    memset(&sc, 0, sizeof sc);
+    for (uint32_t k = (uint32_t)tid; k < j->a->ntl; k += (uint32_t)n)
+        j->st[k] = g10_tl_build(j->a, k, j->pl->series[k], j->d, &j->pl->ph[k], &j->tds[k], j->ts + (size_t)k * nt,
+                                &sc, &j->errs[k]);
+    g10_scratch_release(&sc);
+    return LP_OK;
+}
+
+static void replay_diags(lp_diags *to, const lp_diags *from)
+{
+    for (size_t i = 0; i < from->nkept; i++) {
+        const lp_diag *dg = &from->kept[i];
+        lp_diags_report(to, dg->sev, dg->rule, dg->file, dg->line, "%s", dg->msg);
+    }
+}
+
+/* Build every timeline (in parallel), then merge totals and diagnostics in order. */
+static lp_status build_all(lp_g10_attr *a, plan *pl, const lp_g10_data *d, lp_diags *ds, unsigned threads,
+                           lp_error *err)
+{
+    uint32_t nt = a->m->ntypes, ntl = a->ntl;
+    tljob j = {a, pl, d, ds, lp_calloc((size_t)ntl * nt + 1, sizeof *j.ts), lp_calloc(ntl + 1, sizeof *j.st),
+               lp_calloc(ntl + 1, sizeof *j.errs), lp_calloc(ntl + 1, sizeof *j.tds)};
+    lp_status st = LP_OK;
+    if (!j.ts || !j.st || !j.errs || !j.tds) {
+        st = nomem(err);
+        goto out;
+    }
+    for (uint32_t k = 0; k < ntl; k++)
+        lp_diags_init(&j.tds[k], G10_KEEP * 2);
+    unsigned n = lp_pool_threads(threads, ntl ? ntl : 1);
+    lp_pool *pool = NULL;
+    lp_pool_new(&pool, n - 1, NULL); /* without it, the timelines are built here */
+    lp_pool_run(pool, n, tl_run, &j, NULL);
+    lp_pool_free(pool);
+    for (uint32_t k = 0; k < ntl; k++) {
+        replay_diags(ds, &j.tds[k]);
+        if (j.st[k] && !st) {
+            st = j.st[k];
+            if (err)
+                *err = j.errs[k];
+        }
+        for (uint32_t t = 0; t < nt; t++) {
+            const lp_g10_tstat *s = &j.ts[(size_t)k * nt + t];
+            lp_g10_tstat *o = &a->tstat[(size_t)t * a->m->nres + a->tl[k].res];
+            o->phases += s->phases, o->active_ns += s->active_ns, o->used += s->used, o->bn_ns += s->bn_ns;
+            o->bn_global_ns += s->bn_global_ns, o->bn_local_ns += s->bn_local_ns;
+        }
+    }
+out:
+    for (uint32_t k = 0; j.tds && k < ntl; k++)
+        lp_diags_release(&j.tds[k]);
+    lp_free(j.ts), lp_free(j.st), lp_free(j.errs), lp_free(j.tds);
+    return st;
+}
+
+static void plan_release(plan *pl, uint32_t ntl)
+{
+    for (uint32_t k = 0; pl->ph && k < ntl; k++) {
+        g10_tlphases *ph = &pl->ph[k];
+        lp_free(ph->phase), lp_free(ph->slot), lp_free(ph->val), lp_free(ph->kind);
+    }
+    lp_free(pl->ph);
+    lp_free(pl->series);
+    lp_free(pl->only);
+    lp_hmap_release(&pl->idx);
+}
+
+/* The one host every monitoring series and blocking interval names, if there is one. */
+static lp_status only_host(lp_g10_attr *a, const lp_g10_data *d, lp_error *err)
+{
+    lp_str h = LP_STR_NONE;
+    int several = 0;
+    for (size_t i = 0; i < d->nseries && !several; i++)
+        several = h != LP_STR_NONE && h != d->series[i].host, h = d->series[i].host;
+    for (size_t i = 0; i < d->nblk && !several; i++)
+        if (d->blk[i].host != LP_STR_EMPTY)
+            several = h != LP_STR_NONE && h != d->blk[i].host, h = d->blk[i].host;
+    a->only_host = LP_STR_NONE;
+    if (several || h == LP_STR_NONE)
+        return LP_OK;
+    if (lp_strtab_intern(&a->strs, lp_strtab_get(&d->strs, h), lp_strtab_len(&d->strs, h), &a->only_host))
+        return nomem(err);
+    return LP_OK;
+}
+
+lp_status lp_g10_attribute(const lp_g10_model *m, const lp_g10_exec *x, const lp_g10_data *d, const lp_g10_opts *o,
+                           lp_diags *ds, lp_g10_attr **out, lp_error *err)
+{
+    *out = NULL;
+    if (x->m != m)
+        return lp_error_set(err, LP_ERR_ARG, "the phase instances were built with another model");
+    lp_g10_attr *a = lp_calloc(1, sizeof *a);
+    if (!a || lp_strtab_init(&a->strs)) {
+        lp_free(a);
+        return nomem(err);
+    }
+    a->m = m;
+    a->x = x;
+    a->mode = o && o->mode == LP_G10_EVENTS ? LP_G10_EVENTS : LP_G10_SLICES;
+    a->slice_ns = o && o->slice_ns > 0 ? o->slice_ns : m->slice_ns;
+    plan pl = {0};
+    lp_status st = LP_OK;
+    if (!(a->tstat = lp_calloc((size_t)m->ntypes * (m->nres ? m->nres : 1), sizeof *a->tstat)))
+        st = nomem(err);
+    if (!st)
+        st = only_host(a, d, err);
+    if (!st)
+        st = g10_blocking_build(a, d, ds, err);
+    if (!st)
+        st = alloc_uses(a, err);
+    if (!st)
+        st = leaves(a, ds, err);
+    if (!st)
+        st = timelines(a, d, &pl, err);
+    if (!st)
+        st = assign(a, &pl, ds, err);
+    if (!st)
+        st = build_all(a, &pl, d, ds, o ? o->threads : 0, err);
+    plan_release(&pl, a->ntl);
+    if (st) {
+        lp_g10_attr_free(a);
+        return st;
+    }
+    *out = a;
+    return LP_OK;
+}

@@ -1,0 +1,343 @@
+/* issues.c: Grade10's performance issues (issues.h, papers/grade10.txt §III-F): for
+ * every resource some phase was bottlenecked on, and for every concurrently repeated
+ * phase type, the leaf durations with the issue fixed, replayed (replay.c) against the
+ * replay of the recorded durations.
+ *
+ * Removing resource R's bottleneck from leaf p: over p's active time, wherever p is
+ * bottlenecked on R (R saturated, or p at its Exact demand of R), p would run faster
+ * until another resource binds: by the least headroom h among its other consumable
+ * resources there (1 where it is bottlenecked on one of them; an Exact phase can grow
+ * to its demand, h = E/x; a Variable one can take the free capacity, h = (a + K - u)/a;
+ * a resource it gets nothing of does not bind), so that stretch takes 1/h of its time
+ * (none, where nothing binds). Time R blocked it (a blocking resource) is removed. The
+ * saving is computed in segment time (rounded bounds in slice mode) and applied to the
+ * recorded duration as a ratio.
+ *
+ * Removing type T's imbalance: every set of T's instances under one parent (two or
+ * more) gets the set's mean replayed span; a composite instance is scaled by scaling
+ * all its leaves (a replay is homogeneous: scaling every duration scales the span).
+ */
+#include "longpole/analysis/grade10/issues.h"
+#include "analysis/grade10/g10_int.h"
+#include "longpole/base/alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
+
+typedef struct other {
+    const lp_g10_tl *tl;
+    uint8_t kind;
+    double val;
+} other;
+
+/* How much faster a phase could use resource `o` at instant t before it binds. */
+static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double th)
+{
+    const lp_g10_tl *tl = o->tl;
+    if (!tl->nseg || t < tl->bound[0] || t >= tl->bound[tl->nseg])
+        return INFINITY; /* not monitored there: nothing known to bind */
+    uint32_t s = g10_seg_of(a, tl, t);
+    double K = tl->capacity, u = tl->u[s], x = tl->x[s];
+    if (u >= th * K)
+        return 1;
+    if (o->kind == LP_G10_RULE_EXACT) {
+        if (tl->E[s] > 0 && x >= th * tl->E[s])
+            return 1;
+        return x > 0 ? tl->E[s] / x : INFINITY;
+    }
+    double share = tl->V[s] > 0 ? o->val * (u - x) / tl->V[s] : 0;
+    return share > 0 ? (share + K - u) / share : INFINITY;
+}
+
+/* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources;
+ * on the slice grid [lo, hi) is one slice of every timeline. */
+static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th)
+{
+    double saved = 0;
+    while (lo < hi) {
+        int64_t next = hi;
+        double h = INFINITY;
+        for (size_t i = 0; i < no; i++) {
+            const lp_g10_tl *tl = ot[i].tl;
+            if (a->mode == LP_G10_SLICES) {
+                /* aligned grids: nothing to cut */
+            } else if (tl->nseg && lo >= tl->bound[0] && lo < tl->bound[tl->nseg]) {
+                int64_t b = tl->bound[g10_seg_of(a, tl, lo) + 1];
+                if (b < next)
+                    next = b;
+            } else if (tl->nseg && lo < tl->bound[0] && tl->bound[0] < next) {
+                next = tl->bound[0];
+            }
+            double hr = headroom(a, &ot[i], lo, th);
+            if (hr < h)
+                h = hr;
+        }
+        saved += (double)(next - lo) * (isinf(h) ? 1.0 : 1.0 - 1.0 / h);
+        lo = next;
+    }
+    return saved;
+}
+
+/* One leaf's uses, gathered across resources. */
+typedef struct leafuse {
+    uint32_t r;
+    size_t i;            /* index in a->use[r] */
+} leafuse;
+
+/* Time leaf p would save without resource lu[k]'s bottleneck, in segment time, for
+ * every k (0 where it is not bottlenecked). Its pieces are computed once. */
+static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, double *out)
+{
+    const lp_g10_model *m = a->m;
+    other ot[64];
+    size_t no = 0, mine[64]; /* ot[j] belongs to lu[mine[j]] */
+    int need = 0;
+    for (size_t k = 0; k < nl; k++) {
+        const lp_g10_use *u = &a->use[lu[k].r][lu[k].i];
+        out[k] = 0;
+        need |= u->bn_ns > 0 && m->res[lu[k].r].kind == LP_G10_CONSUMABLE && u->tl != LP_G10_NONE;
+        if (m->res[lu[k].r].kind == LP_G10_BLOCKING)
+            out[k] = (double)u->bn_ns;
+        if (m->res[lu[k].r].kind != LP_G10_CONSUMABLE || u->tl == LP_G10_NONE || no == 64)
+            continue;
+        uint8_t kind;
+        double val = lp_g10_rule_of(m, a->x->type[p], lu[k].r, a->tl[u->tl].capacity, &kind);
+        mine[no] = k;
+        ot[no++] = (other){&a->tl[u->tl], kind, val};
+    }
+    if (!need)
+        return;
+    const int64_t *ps, *pe;
+    size_t npc = g10_leaf_pieces(a, p, &ps, &pe);
+    double th = m->bottleneck * (1 - 1e-12);
+    for (size_t j = 0; j < no; j++) {
+        const lp_g10_use *u = &a->use[lu[mine[j]].r][lu[mine[j]].i];
+        if (u->bn_ns <= 0)
+            continue;
+        const lp_g10_tl *tl = ot[j].tl;
+        other rest[64]; /* the other resources */
+        size_t nr = 0;
+        for (size_t q = 0; q < no; q++)
+            if (q != j)
+                rest[nr++] = ot[q];
+        double saved = 0;
+        for (size_t k = 0; k < npc; k++) {
+            int64_t lo = ps[k] > tl->bound[0] ? ps[k] : tl->bound[0];
+            int64_t hi = pe[k] < tl->bound[tl->nseg] ? pe[k] : tl->bound[tl->nseg];
+            for (uint32_t s = lo < hi ? g10_seg_of(a, tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
+                int bn = tl->u[s] >= th * tl->capacity ||
+                         (ot[j].kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
+                if (!bn)
+                    continue;
+                int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
+                saved += saved_in(a, rest, nr, a0, a1, th);
+            }
+        }
+        out[mine[j]] = saved;
+    }
+}
+
+/* For every resource r and every use i of it, the time saved without r's bottleneck:
+ * saved[r][i]. One sweep over the leaves with a cursor per resource (each use array is
+ * read once, in order). */
+static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    size_t *cur = lp_calloc(m->nres + 1, sizeof *cur);
+    leafuse lu[64];
+    double out[64];
+    lp_status st = cur ? LP_OK : nomem(err);
+    for (uint32_t r = 0; r < m->nres && !st; r++)
+        if (!(saved[r] = lp_calloc(a->nuse[r] + 1, sizeof *saved[r])))
+            st = nomem(err);
+    for (uint32_t p = 0; p < a->x->n && !st; p++) {
+        if (!lp_g10_is_leaf(a->x, p))
+            continue;
+        size_t nl = 0;
+        int any = 0;
+        for (uint32_t r = 0; r < m->nres && nl < 64; r++) {
+            if (cur[r] < a->nuse[r] && a->use[r][cur[r]].phase == p) {
+                any |= a->use[r][cur[r]].bn_ns > 0;
+                lu[nl++] = (leafuse){r, cur[r]++};
+            }
+        }
+        if (!any)
+            continue;
+        leaf_savings(a, p, lu, nl, out);
+        for (size_t k = 0; k < nl; k++)
+            saved[lu[k].r][lu[k].i] = out[k];
+    }
+    lp_free(cur);
+    return st;
+}
+
+/* Leaf durations with resource r's bottleneck removed, from the savings. */
+static void apply_savings(const lp_g10_attr *a, uint32_t r, const double *saved, int64_t *dur, uint64_t *changed)
+{
+    const lp_g10_exec *x = a->x;
+    *changed = 0;
+    for (size_t i = 0; i < a->nuse[r]; i++) {
+        uint32_t p = a->use[r][i].phase;
+        int64_t S, E;
+        int wid;
+        g10_bounds(a, p, &S, &E, &wid);
+        if (!(saved[i] > 0) || E <= S)
+            continue;
+        double keep = 1 - saved[i] / (double)(E - S);
+        int64_t d = x->end[p] - x->start[p];
+        int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
+        if (nd < d) {
+            dur[p] = nd;
+            ++*changed;
+        }
+    }
+}
+
+static void free_savings(const lp_g10_attr *a, double **saved)
+{
+    for (uint32_t r = 0; saved && r < a->m->nres; r++)
+        lp_free(saved[r]);
+    lp_free(saved);
+}
+
+lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *dur, uint64_t *changed, lp_error *err)
+{
+    double **saved = lp_calloc(a->m->nres + 1, sizeof *saved);
+    lp_status st = saved ? all_savings(a, saved, err) : nomem(err);
+    if (!st)
+        apply_savings(a, r, saved[r], dur, changed);
+    free_savings(a, saved);
+    return st;
+}
+
+/* Multiply every leaf duration in i's subtree by s. */
+static void scale_subtree(const lp_g10_exec *x, uint32_t i, double s, int64_t *dur)
+{
+    for (uint32_t l = i; l < i + x->size[i]; l++)
+        if (x->size[l] == 1)
+            dur[l] = (int64_t)llround((double)dur[l] * s);
+}
+
+lp_status lp_g10_without_imbalance(const lp_g10_exec *x, uint32_t type, const int64_t *span, int64_t *dur,
+                                   uint64_t *changed, lp_error *err)
+{
+    (void)err;
+    *changed = 0;
+    for (uint32_t p = 0; p < x->n; p++) {
+        if (x->size[p] == 1 || x->m->type[type].parent != x->type[p])
+            continue;
+        uint64_t k = 0;
+        double sum = 0;
+        for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c])
+            if (x->type[c] == type)
+                k++, sum += (double)span[c];
+        if (k < 2)
+            continue;
+        double mean = sum / (double)k;
+        for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c]) {
+            if (x->type[c] != type || span[c] <= 0 || (double)span[c] == mean)
+                continue;
+            scale_subtree(x, c, mean / (double)span[c], dur);
+            *changed += x->size[c] == 1 ? 1 : 0;
+            if (x->size[c] > 1)
+                for (uint32_t l = c; l < c + x->size[c]; l++)
+                    *changed += x->size[l] == 1;
+        }
+    }
+    return LP_OK;
+}
+
+static int cmp_issue(const void *p, const void *q)
+{
+    const lp_g10_issue *x = p, *y = q;
+    if (x->gain_ns != y->gain_ns)
+        return x->gain_ns > y->gain_ns ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->kind == LP_G10_ISSUE_BOTTLENECK ? (x->res > y->res) - (x->res < y->res)
+                                               : (x->type > y->type) - (x->type < y->type);
+}
+
+static lp_status push(lp_g10_issues *is, size_t *cap, lp_g10_issue v, lp_error *err)
+{
+    if (lp_grow_at(&is->v, cap, is->n + 1, sizeof *is->v))
+        return nomem(err);
+    is->v[is->n++] = v;
+    return LP_OK;
+}
+
+/* One candidate: replay the changed durations, record the gain. */
+static lp_status candidate(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
+                           const int64_t *dur, lp_error *err)
+{
+    const lp_g10_exec *x = rp->x;
+    v.saved_ns = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        if (x->size[i] == 1)
+            v.saved_ns += base[i] - dur[i];
+    v.makespan = lp_g10_replay_run(rp, dur, NULL, NULL);
+    v.gain_ns = is->baseline - v.makespan;
+    v.gain = is->baseline > 0 ? (double)v.gain_ns / (double)is->baseline : 0;
+    v.reported = v.gain_ns > 0 && v.gain >= is->threshold;
+    return push(is, cap, v, err);
+}
+
+lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err)
+{
+    const lp_g10_exec *x = a->x;
+    const lp_g10_model *m = a->m;
+    memset(out, 0, sizeof *out);
+    out->threshold = threshold >= 0 ? threshold : m->issue_min;
+    out->recorded = x->end[0] - x->start[0];
+    lp_g10_replay rp;
+    lp_status st = lp_g10_replay_init(&rp, x, err);
+    if (st)
+        return st;
+    int64_t *base = lp_calloc(x->n, sizeof *base), *dur = lp_malloc(x->n * sizeof *dur);
+    int64_t *rs = lp_malloc(x->n * sizeof *rs), *re = lp_malloc(x->n * sizeof *re);
+    size_t cap = 0;
+    if (!base || !dur || !rs || !re)
+        st = nomem(err);
+    for (uint32_t i = 0; !st && i < x->n; i++)
+        base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
+    if (!st) {
+        out->baseline = lp_g10_replay_run(&rp, base, rs, re);
+        for (uint32_t i = 0; i < x->n; i++)
+            rs[i] = re[i] - rs[i]; /* the baseline's spans */
+    }
+    double **saved = st ? NULL : lp_calloc(m->nres + 1, sizeof *saved);
+    if (!st)
+        st = saved ? all_savings(a, saved, err) : nomem(err);
+    for (uint32_t r = 0; !st && r < m->nres; r++) {
+        memcpy(dur, base, x->n * sizeof *dur);
+        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, 0, 0, 0, 0, 0};
+        apply_savings(a, r, saved[r], dur, &v.phases);
+        if (v.phases)
+            st = candidate(&rp, out, &cap, v, base, dur, err);
+    }
+    free_savings(a, saved);
+    for (uint32_t t = 1; !st && t < m->ntypes; t++) {
+        if (m->type[t].repeat != LP_G10_CONCURRENT)
+            continue;
+        memcpy(dur, base, x->n * sizeof *dur);
+        lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, 0, 0, 0, 0, 0};
+        if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
+            st = candidate(&rp, out, &cap, v, base, dur, err);
+    }
+    if (!st && out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, cmp_issue);
+    lp_free(base), lp_free(dur), lp_free(rs), lp_free(re);
+    lp_g10_replay_release(&rp);
+    if (st)
+        lp_g10_issues_release(out);
+    return st;
+}
+
+void lp_g10_issues_release(lp_g10_issues *is)
+{
+    lp_free(is->v);
+    memset(is, 0, sizeof *is);
+}

@@ -1,0 +1,358 @@
+/* khost.c: building one host of an lp_ktrace from the streams a reader fed (kint.h):
+ *
+ *  1. each stream in timestamp order: the events that arrived with a stamp below one
+ *     already seen in their stream are counted (nreordered) and put in place by a
+ *     stable natural merge sort (LTTng's scp traces step back at packet boundaries;
+ *     babeltrace2's muxer stops there, this never drops an event);
+ *  2. the streams merged by (timestamp, stream number) with a binary heap;
+ *  3. the per-CPU context: ctx_tid of an event the reader could not attribute is the
+ *     thread running on its CPU, from sched_switch (next_tid after, prev_tid before the
+ *     first switch of that CPU) and LTTng statedump entries that say RUN on a CPU;
+ *  4. the per-socket address table: inet_connect / inet_accept give a socket's
+ *     addresses, inet_sock_clone copies the listening socket's to the new one (in time
+ *     order, so a reused socket address gets its addresses of the time).
+ * Memory: the streams plus the merged array (2 x 64 bytes per event at the peak).
+ */
+#include "import/kernel/kint.h"
+#include "longpole/base/alloc.h"
+#include "base/hashmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void khb_init(khb *b, lp_ktrace *kt, lp_diags *diags, const char *file)
+{
+    memset(b, 0, sizeof *b);
+    b->kt = kt;
+    b->diags = diags;
+    b->file = file;
+    b->name = b->source = LP_STR_NONE;
+}
+
+void khb_release(khb *b)
+{
+    for (uint32_t i = 0; i < b->nst; i++)
+        lp_free(b->st[i].ev);
+    lp_free(b->st);
+    b->st = NULL;
+    b->nst = b->capst = 0;
+}
+
+lp_status khb_push(khb *b, uint32_t s, const lp_kev *e, lp_error *err)
+{
+    if (s >= b->nst) {
+        size_t cap = b->capst;
+        if (lp_grow_at(&b->st, &cap, (size_t)s + 1, sizeof *b->st))
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory (streams)");
+        b->capst = (uint32_t)cap;
+        memset(b->st + b->nst, 0, ((size_t)s + 1 - b->nst) * sizeof *b->st);
+        b->nst = s + 1;
+    }
+    kstream *k = &b->st[s];
+    if (k->n == k->cap && lp_grow_at(&k->ev, &k->cap, k->n + 1, sizeof *k->ev))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory (%zu events)", k->n);
+    k->ev[k->n++] = *e;
+    if (e->cpu >= b->ncpus)
+        b->ncpus = e->cpu + 1;
+    return LP_OK;
+}
+
+lp_status khb_str(khb *b, const char *s, size_t n, lp_str *out, lp_error *err)
+{
+    if (lp_strtab_intern(&b->kt->strs, s, n, out)) {
+        *out = LP_STR_NONE;
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory (strings)");
+    }
+    return LP_OK;
+}
+
+/* ---- 1. one stream in time order ------------------------------------------------------- */
+
+/* Merge the sorted runs a[lo..mid) and a[mid..hi) through tmp (stable). */
+static void merge_runs(lp_kev *a, lp_kev *tmp, size_t lo, size_t mid, size_t hi)
+{
+    size_t i = lo, j = mid, o = lo;
+    while (i < mid && j < hi)
+        tmp[o++] = a[j].ts < a[i].ts ? a[j++] : a[i++];
+    while (i < mid)
+        tmp[o++] = a[i++];
+    while (j < hi)
+        tmp[o++] = a[j++];
+    memcpy(a + lo, tmp + lo, (hi - lo) * sizeof *a);
+}
+
+/* Sort k->ev by ts (stable) and return how many events were out of order (a stamp
+ * below the largest one before it). Natural merge sort: a stream with r runs costs
+ * O(n log r). */
+static lp_status stream_sort(kstream *k, uint64_t *nout, lp_error *err)
+{
+    uint64_t out = 0;
+    size_t nruns = 1;
+    int64_t mx = k->n ? k->ev[0].ts : 0;
+    for (size_t i = 1; i < k->n; i++) {
+        if (k->ev[i].ts < mx)
+            out++;
+        else
+            mx = k->ev[i].ts;
+        if (k->ev[i].ts < k->ev[i - 1].ts)
+            nruns++;
+    }
+    *nout = out;
+    if (nruns == 1)
+        return LP_OK;
+    size_t *run = lp_malloc((nruns + 1) * sizeof *run);
+    lp_kev *tmp = lp_malloc(k->n * sizeof *tmp);
+    if (!run || !tmp) {
+        lp_free(run);
+        lp_free(tmp);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory (sorting %zu events)", k->n);
+    }
+    size_t r = 0;
+    run[r++] = 0;
+    for (size_t i = 1; i < k->n; i++)
+        if (k->ev[i].ts < k->ev[i - 1].ts)
+            run[r++] = i;
+    run[r] = k->n;
+    while (r > 1) { /* merge neighbouring runs pairwise: r halves each round */
+        size_t w = 0;
+        for (size_t i = 0; i < r; i += 2) {
+            if (i + 1 < r)
+                merge_runs(k->ev, tmp, run[i], run[i + 1], run[i + 2]);
+            run[w++] = run[i];
+        }
+        run[w] = k->n;
+        r = w;
+    }
+    lp_free(run);
+    lp_free(tmp);
+    return LP_OK;
+}
+
+/* ---- 2. merging the streams ------------------------------------------------------------- */
+
+typedef struct mhead {
+    const kstream *s;
+    size_t i;
+    uint32_t id;
+} mhead;
+
+static int head_less(const mhead *a, const mhead *b)
+{
+    int64_t x = a->s->ev[a->i].ts, y = b->s->ev[b->i].ts;
+    return x < y || (x == y && a->id < b->id);
+}
+
+static void sift_down(mhead *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && head_less(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && head_less(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        mhead t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static lp_status merge_streams(khb *b, lp_kev **out, uint64_t *nout, lp_error *err)
+{
+    size_t total = 0, live = 0;
+    for (uint32_t s = 0; s < b->nst; s++) {
+        total += b->st[s].n;
+        live += b->st[s].n > 0;
+    }
+    if (live <= 1) { /* one stream: take its array */
+        for (uint32_t s = 0; s < b->nst; s++)
+            if (b->st[s].n) {
+                *out = b->st[s].ev;
+                *nout = b->st[s].n;
+                b->st[s].ev = NULL;
+                b->st[s].n = b->st[s].cap = 0;
+                return LP_OK;
+            }
+        *out = NULL;
+        *nout = 0;
+        return LP_OK;
+    }
+    lp_kev *ev = lp_malloc(total * sizeof *ev);
+    mhead *h = lp_malloc(live * sizeof *h);
+    if (!ev || !h) {
+        lp_free(ev);
+        lp_free(h);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory (merging %zu events)", total);
+    }
+    size_t n = 0;
+    for (uint32_t s = 0; s < b->nst; s++)
+        if (b->st[s].n)
+            h[n++] = (mhead){&b->st[s], 0, s};
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+    size_t o = 0;
+    while (n) {
+        ev[o++] = h[0].s->ev[h[0].i++];
+        if (h[0].i == h[0].s->n)
+            h[0] = h[--n];
+        sift_down(h, n, 0);
+    }
+    lp_free(h);
+    for (uint32_t s = 0; s < b->nst; s++) { /* the streams are no longer needed */
+        lp_free(b->st[s].ev);
+        b->st[s].ev = NULL;
+        b->st[s].n = b->st[s].cap = 0;
+    }
+    *out = ev;
+    *nout = o;
+    return LP_OK;
+}
+
+/* ---- 3. per-CPU context ----------------------------------------------------------------- */
+
+#define STATEDUMP_RUN 6 /* LTTng's statedump status LTTNG_RUN */
+
+static lp_status fill_context(lp_kev *ev, uint64_t n, uint32_t ncpus, lp_error *err)
+{
+    int32_t *cur = lp_malloc((size_t)ncpus * sizeof *cur);
+    if (!cur)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (uint32_t c = 0; c < ncpus; c++)
+        cur[c] = -1;
+    for (uint64_t i = 0; i < n; i++) {
+        lp_kev *e = &ev[i];
+        if (e->type == LP_KEV_STATEDUMP_PROCESS && e->a == STATEDUMP_RUN && e->b >= 0 && e->b < ncpus &&
+            cur[e->b] < 0)
+            cur[e->b] = e->tid;
+        if (e->ctx_tid < 0)
+            e->ctx_tid = e->type == LP_KEV_SCHED_SWITCH && cur[e->cpu] < 0 ? e->tid : cur[e->cpu];
+        cur[e->cpu] = e->type == LP_KEV_SCHED_SWITCH ? e->tid2 : e->ctx_tid;
+    }
+    /* before a CPU's first switch, its thread is that switch's prev_tid */
+    for (uint32_t c = 0; c < ncpus; c++)
+        cur[c] = -1;
+    for (uint64_t i = n; i-- > 0;) {
+        lp_kev *e = &ev[i];
+        if (e->type == LP_KEV_SCHED_SWITCH)
+            cur[e->cpu] = e->tid;
+        else if (e->ctx_tid < 0)
+            e->ctx_tid = cur[e->cpu];
+    }
+    lp_free(cur);
+    return LP_OK;
+}
+
+/* ---- 4. socket addresses ---------------------------------------------------------------- */
+
+static int sock_cmp(const void *x, const void *y)
+{
+    const lp_ksock *a = x, *b = y;
+    if (a->sk != b->sk)
+        return a->sk < b->sk ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return 0;
+}
+
+static lp_status build_socks(lp_khost *h, lp_error *err)
+{
+    size_t cap = 0, n = 0;
+    lp_ksock *tab = NULL;
+    lp_hmap latest; /* sk -> index in tab of its latest entry */
+    lp_status st = lp_hmap_init(&latest, 0, err);
+    for (uint64_t i = 0; i < h->nev && !st; i++) {
+        lp_kev *e = &h->ev[i];
+        if (e->type != LP_KEV_SOCK_ADDR)
+            continue;
+        if (e->pad == KPAD_CLONE) {
+            e->pad = 0;
+            uint64_t j;
+            const lp_ksock *o = lp_hmap_get(&latest, (uint64_t)e->a, &j) ? &tab[j] : NULL;
+            e->a = o ? o->saddr : 0;
+            e->b = o ? o->daddr : 0;
+            e->flags = o ? (uint32_t)o->sport << 16 | o->dport : 0;
+            if (!o)
+                continue; /* the listening socket's addresses are not known */
+        }
+        if (lp_grow_at(&tab, &cap, n + 1, sizeof *tab)) {
+            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory (sockets)");
+            break;
+        }
+        tab[n] = (lp_ksock){e->key, e->ts, (uint32_t)e->a, (uint32_t)e->b, (uint16_t)(e->flags >> 16),
+                            (uint16_t)e->flags};
+        st = lp_hmap_put(&latest, e->key, n++, err);
+    }
+    lp_hmap_release(&latest);
+    if (st) {
+        lp_free(tab);
+        return st;
+    }
+    if (n > 1)
+        qsort(tab, n, sizeof *tab, sock_cmp); /* entries of one sk are already in time order */
+    h->sock = tab;
+    h->nsock = n;
+    return LP_OK;
+}
+
+const lp_ksock *lp_khost_sock(const lp_khost *h, uint64_t sk, int64_t ts)
+{
+    size_t lo = 0, hi = h->nsock; /* first entry with (sk, ts') > (sk, ts) */
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const lp_ksock *s = &h->sock[m];
+        if (s->sk < sk || (s->sk == sk && s->ts <= ts))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo > 0 && h->sock[lo - 1].sk == sk)
+        return &h->sock[lo - 1];
+    if (lo < h->nsock && h->sock[lo].sk == sk)
+        return &h->sock[lo];
+    return NULL;
+}
+
+/* ---- the host --------------------------------------------------------------------------- */
+
+lp_status khb_finish(khb *b, lp_error *err)
+{
+    lp_ktrace *kt = b->kt;
+    lp_khost h;
+    memset(&h, 0, sizeof h);
+    lp_status st = LP_OK;
+    for (uint32_t s = 0; s < b->nst && !st; s++) {
+        uint64_t out;
+        st = stream_sort(&b->st[s], &out, err);
+        h.nreordered += out;
+    }
+    if (!st)
+        st = merge_streams(b, &h.ev, &h.nev, err);
+    h.ncpus = b->ncpus ? b->ncpus : 1;
+    if (!st)
+        st = fill_context(h.ev, h.nev, h.ncpus, err);
+    if (!st)
+        st = build_socks(&h, err);
+    lp_khost *nh = st ? NULL : lp_reallocarray(kt->host, (size_t)kt->nhosts + 1, sizeof *kt->host);
+    if (!st && !nh)
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (st) {
+        lp_free(h.ev);
+        lp_free(h.sock);
+        khb_release(b);
+        return st;
+    }
+    for (uint64_t i = 0; i < h.nev; i++)
+        h.nother += h.ev[i].type == LP_KEV_OTHER;
+    h.name = b->name;
+    h.source = b->source;
+    h.nlost = b->nlost;
+    h.nbad = b->nbad;
+    h.nstreams = b->nst;
+    h.bytes = b->bytes;
+    kt->host = nh;
+    kt->host[kt->nhosts++] = h;
+    khb_release(b);
+    return LP_OK;
+}
