@@ -20,11 +20,22 @@ enum {
     LP_EXIT_FORMAT = 5,    /* the input is not a readable trace (unknown format, corrupt, bad checksum) */
     LP_EXIT_NOMEM = 6,     /* out of memory */
     LP_EXIT_LIMIT = 7,     /* a capacity limit was exceeded */
+    LP_EXIT_EMPTY = 8,     /* the input or the chosen window holds no activity: nothing to analyse */
     LP_EXIT_INTERNAL = 70  /* a bug: please report */
 };
 
 /* Map a library status to an exit status. */
 int cli_exit_for(lp_status st);
+
+/* ---- refusing an analysis of nothing (empty.c, docs/trust.md) --------------------------- */
+
+/* If t holds no activity of the input (filled gaps do not count), say so on stderr and
+ * return LP_EXIT_EMPTY; else 0. */
+int cli_refuse_empty(const char *cmd, const lp_trace *t);
+/* If the window [from, to] (absolute ns) holds no activity of t (it lies outside the
+ * trace, or only gaps or nothing fall in it; w is the window's projection, or NULL to
+ * judge by the bounds only), say so and return LP_EXIT_EMPTY; else 0. */
+int cli_refuse_window(const char *cmd, const lp_trace *t, const lp_trace *w, int64_t from, int64_t to);
 
 /* ---- loading a trace (load.c) ---------------------------------------------------------- */
 

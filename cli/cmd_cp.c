@@ -71,6 +71,9 @@ static int resolve_window(const cp_args *a, const lp_trace *t, cli_cp_opts *o)
                          a->from);
     if (a->to && cli_parse_time(a->to, t->tmin, &o->to))
         return cli_usage("cp", "bad --to time '%s'", a->to);
+    int rc;
+    if (o->windowed && (rc = cli_refuse_window("cp", t, NULL, o->from, o->to))) /* before --to < --from: past the end */
+        return rc;
     if (o->windowed && o->to < o->from)
         return cli_usage("cp", "--to (%lld) is before --from (%lld)", (long long)o->to, (long long)o->from);
     return 0;

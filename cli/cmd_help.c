@@ -23,6 +23,8 @@ static const char exit_codes[] =
      "  5   the input is not a readable trace (unknown format, corrupt, checksum mismatch)\n"
      "  6   out of memory\n"
      "  7   a capacity limit was exceeded (e.g. 2^32 activities)\n"
+     "  8   the input, or the window chosen with --from/--to, holds no activity: there\n"
+     "      is nothing to analyse (never a critical path of 0)\n"
      "  70  internal error\n";
 
 int cli_help_topic(FILE *out, const char *name)

@@ -437,10 +437,19 @@ int cli_cp_print(const lp_trace *t0, const cli_cp_opts *o, int data_errors)
     lp_error_clear(&err);
     const lp_trace *t = t0;
     lp_trace *wt = NULL;
+    int rc = cli_refuse_empty("cp", t0);
+    if (!rc && o->windowed)
+        rc = cli_refuse_window("cp", t0, NULL, o->from, o->to);
+    if (rc)
+        return rc;
     if (o->windowed) {
         if (lp_trace_window(t0, o->from, o->to, &wt, &err))
             return cli_fail("cp", &err);
         t = wt;
+        if ((rc = cli_refuse_window("cp", t0, wt, o->from, o->to))) {
+            lp_trace_free(wt);
+            return rc;
+        }
     }
     lp_cpath cp;
     lp_breakdown bd[3];

@@ -4,7 +4,9 @@
  * Detection is by content: the .lptb magic, else the best-scoring registered importer,
  * else native text. Text input that starts with "longpole-trace" or a record letter
  * followed by a blank scores as native text; a foreign importer must score higher to
- * take a file.
+ * take a file. Input that is neither (and not empty) is no trace: named on the command
+ * line it is refused with what it looks like (sniff.c); found in a folder it is
+ * reported and skipped, and a folder with nothing readable is refused.
  */
 #define _GNU_SOURCE
 #include "longpole/codec/io.h"
@@ -16,6 +18,7 @@
 #include "longpole/base/alloc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -42,6 +45,41 @@ static int lpt_score(const unsigned char *p, size_t n)
     if (i == n)
         return 50; /* empty (or only comments): an empty native trace */
     return 5;
+}
+
+/* Was this input named on the command line (not found in a folder)? */
+static int named(const char *const *paths, size_t npaths, const char *path)
+{
+    for (size_t i = 0; i < npaths; i++)
+        if (strcmp(paths[i], path) == 0)
+            return 1;
+    return 0;
+}
+
+/* The files of folders that no reader recognised: skipped and reported. */
+typedef struct skipped {
+    size_t n;
+    char first[256], why[256]; /* the first one, and what it looks like */
+} skipped;
+
+/* An input no reader recognises: named on the command line, it is refused (never an
+ * analysis of nothing, docs/trust.md); found in a folder, it is reported and skipped,
+ * except a CTF trace, which stands for the whole folder. */
+static lp_status unrecognised(const char *path, const void *head, size_t nh, int is_named, lp_diags *diags,
+                              skipped *skip, lp_error *err)
+{
+    char why[256];
+    if (!lp_input_sniff(head, nh, why, sizeof why))
+        return LP_OK; /* empty: an empty native trace (the commands say there is nothing to analyse) */
+    if (is_named || lp_input_is_ctf(head, nh))
+        return lp_error_set(err, LP_ERR_FORMAT, "%s: not a trace format longpole reads: %s", path, why);
+    lp_diags_report(diags, LP_SEV_WARNING, LP_RULE_IMPORT, path, 0, "not a trace format longpole reads (%s); skipped",
+                    why);
+    if (!skip->n++) {
+        snprintf(skip->first, sizeof skip->first, "%s", path);
+        snprintf(skip->why, sizeof skip->why, "%s", why);
+    }
+    return LP_OK;
 }
 
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
@@ -71,6 +109,8 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         lp_inputs_free(items, nitems);
         return lp_error_set(err, LP_ERR_ARG, "no input files in '%s'", paths[0]);
     }
+    skipped skip;
+    memset(&skip, 0, sizeof skip);
     lp_builder *b = NULL;
     if ((st = lp_builder_new(&b, diags, &opts->build, err))) {
         lp_inputs_free(items, nitems);
@@ -114,8 +154,16 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         const lp_importer *imp = forced;
         if (!imp && !fmt) {
             const lp_importer *best = lp_importer_detect(head, nh, path);
-            if (best && best->detect(head, nh, path) > lpt_score(head, nh))
+            int own = lpt_score(head, nh);
+            if (best && best->detect(head, nh, path) > own)
                 imp = best;
+            else if (own < 50) { /* nobody's: refused, or skipped in a folder */
+                st = unrecognised(path, head, nh, named(paths, npaths, path), diags, &skip, err);
+                lp_input_close(in);
+                if (st)
+                    goto fail;
+                continue;
+            }
         }
         if (imp) {
             if ((st = lp_builder_source(b, path, err)) == LP_OK)
@@ -126,6 +174,11 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         lp_input_close(in);
         if (st)
             goto fail;
+    }
+    if (skip.n && skip.n == nitems) {
+        st = lp_error_set(err, LP_ERR_FORMAT, "%s: no file in it is a trace format longpole reads (%zu skipped; %s: %s)",
+                          paths[0], skip.n, skip.first, skip.why);
+        goto fail;
     }
     lp_inputs_free(items, nitems);
     return lp_builder_finish(b, out, err);
