@@ -46,6 +46,7 @@ typedef struct cli_load {
     int quiet;             /* -q: do not print diagnostics, only the summary line */
     size_t max_diags;      /* --max-errors N: diagnostics printed in full (0: the default, 20) */
     int no_progress;
+    int merge;             /* --merge: several inputs are one trace even when they are separate runs */
 } cli_load;
 
 /* Their tables, on a cli_load: --format F; --strict, -q/--quiet, --max-errors N. */
@@ -58,6 +59,9 @@ extern const cli_opt cli_format_opts[], cli_diag_opts[];
  * an exit status. *data_errors is set when records were dropped (the caller exits
  * with LP_EXIT_DATA after producing its output). */
 int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, int *data_errors);
+/* The runs among `paths` (runs.h): 0 and *runs filled (release it), or an exit
+ * status. Inputs left out are reported on stderr when there are several runs. */
+int cli_find_runs(const cli_load *o, char **paths, int npaths, lp_runs *runs);
 /* Print the diagnostics summary of a sink to stderr. */
 void cli_print_diags(const lp_diags *ds, size_t max);
 
@@ -115,6 +119,8 @@ typedef struct cli_cp_opts {
     uint64_t path_limit, top;
     int windowed;
     int64_t from, to;
+    const lp_runs *runs;   /* several runs analysed one by one (runs.h): this is run `run` of them; or NULL */
+    size_t run;
 } cli_cp_opts;
 int cli_cp_print(const lp_trace *t, const cli_cp_opts *o, int data_errors);
 

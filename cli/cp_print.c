@@ -293,6 +293,19 @@ static void json_output(const cp_out *c)
     lp_jsonw_obj(&j);
     lp_jsonw_kstr(&j, "longpole", LONGPOLE_VERSION);
     lp_jsonw_kstr(&j, "command", "cp");
+    if (c->o->runs) { /* one of several runs (runs.h): which, and its inputs */
+        const lp_runs *r = c->o->runs;
+        lp_jsonw_key(&j, "run");
+        lp_jsonw_obj(&j);
+        lp_jsonw_ku64(&j, "index", c->o->run + 1);
+        lp_jsonw_ku64(&j, "of", r->n);
+        lp_jsonw_key(&j, "inputs");
+        lp_jsonw_arr(&j);
+        for (size_t i = r->first[c->o->run]; i < r->first[c->o->run + 1]; i++)
+            lp_jsonw_str(&j, r->paths[i]);
+        lp_jsonw_arr_end(&j);
+        lp_jsonw_obj_end(&j);
+    }
     lp_jsonw_key(&j, "definition");
     lp_jsonw_obj(&j);
     lp_jsonw_kstr(&j, "path", "whole-trace");

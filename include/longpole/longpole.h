@@ -27,6 +27,7 @@
 #include "longpole/import/spark.h"
 #include "longpole/load/inputs.h"
 #include "longpole/load/load.h"
+#include "longpole/load/runs.h"
 #include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/analysis/critical-path/check.h"
 #include "longpole/analysis/critical-path/cpath.h"

@@ -14,8 +14,8 @@
 #include "longpole/import/spanfmt.h"
 
 /* Load one or more files into one trace: native text or binary (by content), or any
- * registered importer. Several files are merged (worker names are global). A binary
- * file can only be loaded alone. Data problems are reported to `diags`. */
+ * registered importer. Several files are merged (worker names are global); whether
+ * they belong together is runs.h's question. A binary file can only be loaded alone. Data problems are reported to `diags`. */
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
                         lp_trace **out, lp_error *err);
 
