@@ -6,7 +6,8 @@
  * followed by a blank scores as native text; a foreign importer must score higher to
  * take a file. Input that is neither (and not empty) is no trace: named on the command
  * line it is refused with what it looks like (sniff.c); found in a folder it is
- * reported and skipped, and a folder with nothing readable is refused.
+ * reported and skipped, and a folder with nothing readable is refused. A corrupt or
+ * truncated file in a folder is reported (rule binary) and the rest of it skipped.
  */
 #define _GNU_SOURCE
 #include "longpole/codec/io.h"
@@ -82,6 +83,23 @@ static lp_status unrecognised(const char *path, const void *head, size_t nh, int
     return LP_OK;
 }
 
+/* A corrupt or truncated file found in a folder (a bad compressed stream, a broken
+ * container) is reported with the codec's reason and the rest of that file skipped;
+ * the folder's other files are still read (what the file gave before the damage is
+ * kept). Named on the command line, it stays an error. Returns 1 if absorbed. */
+static int absorbed(lp_status st, const char *path, int is_named, lp_diags *diags, lp_error *err)
+{
+    if (st != LP_ERR_FORMAT || is_named)
+        return 0;
+    const char *msg = err->msg;
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+        msg += n + 2; /* the name is the diagnostic's own */
+    lp_diags_report(diags, LP_SEV_ERROR, LP_RULE_BINARY, path, 0, "%s; the rest of this file was skipped", msg);
+    lp_error_clear(err);
+    return 1;
+}
+
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
                         lp_trace **out, lp_error *err)
 {
@@ -133,9 +151,10 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
             goto fail;
         const void *head;
         size_t nh;
-        if ((st = lp_input_peek(in, &head, &nh, err))) {
-            lp_error_push(err, "reading %s", path);
+        if ((st = lp_input_peek(in, &head, &nh, err))) { /* (the codec's message names the file) */
             lp_input_close(in);
+            if (absorbed(st, path, named(paths, npaths, path), diags, err))
+                continue;
             goto fail;
         }
         int is_bin = nh >= 8 && memcmp(head, LP_LPTB_MAGIC, 8) == 0;
@@ -172,7 +191,7 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
             st = lp_lpt_read(b, in, opts, err);
         }
         lp_input_close(in);
-        if (st)
+        if (st && !absorbed(st, path, named(paths, npaths, path), diags, err))
             goto fail;
     }
     if (skip.n && skip.n == nitems) {

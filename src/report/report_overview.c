@@ -1,21 +1,78 @@
-/* report_overview.c: the report's first section: what was loaded (workers, activities,
+/* report_overview.c: the report's first section, opening with the headline (the answer
+ * first: headline.h, the same sentences as `cp`), then what was loaded (workers, activities,
  * messages, spans, requests), the whole-trace critical path's length (cpath.h) and the
  * instrumentation checks (SnailTrail App. A.2, check.h) that say how far the path can be
- * trusted. Its state is nothing: it reads the shared graph (lp_report_graph). */
+ * trusted. Its state is the headline and its breakdowns; the path is the shared graph's
+ * (lp_report_graph). */
 #include "report_int.h"
+#include "longpole/analysis/critical-path/headline.h"
+#include "longpole/base/alloc.h"
+
+#include <string.h>
 
 static int ov_applies(const lp_report_data *d) { return d->trace || d->spans || d->reqstats; }
+
+/* The headline (headline.h) and the breakdowns it is made from. */
+typedef struct ov_state {
+    lp_breakdown bd[3];
+    lp_headline head;
+    int have;
+} ov_state;
+
+static void ov_release(void *state)
+{
+    ov_state *s = state;
+    if (!s)
+        return;
+    if (s->have)
+        lp_headline_release(&s->head);
+    for (int k = 0; k < 3; k++)
+        lp_breakdown_release(&s->bd[k]);
+    lp_free(s);
+}
 
 static lp_status ov_prepare(lp_report *r, void **state, lp_error *err)
 {
     *state = NULL;
-    if (!lp_report_data_of(r)->trace)
+    const lp_trace *t = lp_report_data_of(r)->trace;
+    if (!t)
         return LP_OK;
     const lp_report_graph *g;
-    return lp_report_graph_get(r, &g, err);
+    lp_status st = lp_report_graph_get(r, &g, err);
+    if (st)
+        return st;
+    ov_state *s = lp_calloc(1, sizeof *s);
+    if (!s)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < 3 && !st; k++)
+        st = lp_breakdown_compute(t, &g->cp, (lp_group)k, &s->bd[k], err);
+    if (!st && !(st = lp_headline_make(t, &g->cp, s->bd, &s->head, err)))
+        s->have = 1;
+    if (st) {
+        ov_release(s);
+        return st;
+    }
+    *state = s;
+    return LP_OK;
 }
 
-static void ov_release(void *state) { (void)state; }
+/* The answer first: the headline's sentences, one paragraph each. */
+static void write_headline(lp_html *h, const ov_state *s)
+{
+    if (!s || !s->have)
+        return;
+    lp_html_raw(h, "<div class=\"lp-headline\" id=\"headline\">\n");
+    const char *p = s->head.text;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        lp_html_raw(h, "<p>");
+        lp_html_textn(h, p, n);
+        lp_html_raw(h, "</p>\n");
+        p += n + (e != NULL);
+    }
+    lp_html_raw(h, "</div>\n");
+}
 
 static void row_u(lp_html *h, const char *label, uint64_t v, const char *note)
 {
@@ -27,10 +84,10 @@ static void row_u(lp_html *h, const char *label, uint64_t v, const char *note)
 
 static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_error *err)
 {
-    (void)state;
     (void)err;
     const lp_report_data *d = lp_report_data_of(r);
     rp_section_open(h, &lp_report_sec_overview);
+    write_headline(h, state);
     if (d->input_errors || d->input_warnings)
         lp_html_printf(h, "<p class=\"lp-warn\">Loading reported %llu error%s and %llu warning%s: records that break the "
                           "format's rules were skipped and the rest analysed (the command's diagnostics list them).</p>\n",
