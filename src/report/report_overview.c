@@ -56,6 +56,11 @@ static lp_status ov_prepare(lp_report *r, void **state, lp_error *err)
     return LP_OK;
 }
 
+/* Severity of a property-1 violation (issue 12: a count and a severity, not a red
+ * "broken"): high when more than 1% of the events (or more than 10) come out of the
+ * blue; for property 2, when the intervals cover more than 1% of the span. */
+static int severe(uint64_t n, uint64_t nevents) { return n > 10 || (double)n > 0.01 * (double)nevents; }
+
 /* The answer first: the headline's sentences, one paragraph each. */
 static void write_headline(lp_html *h, const ov_state *s)
 {
@@ -127,8 +132,10 @@ static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_
             if (!g->check.np1) {
                 lp_html_raw(h, "holds: every event after the start has a cause (an incoming edge)");
             } else {
-                lp_html_printf(h, "<span class=\"lp-bad\">broken</span> at %llu event%s out of the blue (first: ",
-                               (unsigned long long)g->check.np1, g->check.np1 == 1 ? "" : "s");
+                lp_html_printf(h, "violated at <span class=\"%s\">%llu event%s</span> (severity: %s) out of the blue "
+                                  "(first: ",
+                               severe(g->check.np1, g->nv) ? "lp-bad" : "lp-note", (unsigned long long)g->check.np1,
+                               g->check.np1 == 1 ? "" : "s", severe(g->check.np1, g->nv) ? "high" : "low");
                 lp_html_text(h, lp_trace_worker_name(t, g->check.p1_worker[0]));
                 lp_html_raw(h, " at +");
                 lp_html_dur(h, g->check.p1_time[0] - t->tmin);
@@ -138,8 +145,10 @@ static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_
             if (!g->check.np2) {
                 lp_html_raw(h, "holds: never does every worker wait with no message in flight");
             } else {
-                lp_html_printf(h, "<span class=\"lp-bad\">broken</span> in %llu interval%s, ",
-                               (unsigned long long)g->check.np2, g->check.np2 == 1 ? "" : "s");
+                int hi = t->tmax > t->tmin && (double)g->check.p2_ns > 0.01 * (double)(t->tmax - t->tmin);
+                lp_html_printf(h, "violated in <span class=\"%s\">%llu interval%s</span> (severity: %s), ",
+                               hi ? "lp-bad" : "lp-note", (unsigned long long)g->check.np2,
+                               g->check.np2 == 1 ? "" : "s", hi ? "high" : "low");
                 lp_html_dur(h, g->check.p2_ns);
                 lp_html_raw(h, " in all (first: +");
                 lp_html_dur(h, g->check.p2_from[0] - t->tmin);
