@@ -5,6 +5,7 @@
 #include "longpole/analysis/critical-path/headline.h"
 #include "longpole/base/alloc.h"
 #include "base/util.h"
+#include "longpole/model/span.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -197,7 +198,9 @@ lp_status lp_headline_make(const lp_trace *t, const lp_cpath *cp, const lp_break
     pick_blamed(t, b, h);
     h->save_max_ns = h->ntop ? h->top[0].path_ns : 0;
     lp_status st;
-    if (h->ntop && h->by == LP_BY_OPERATOR && cp && (st = top_worker(t, cp, h->top[0].key, h, err)))
+    /* (on a span trace every worker is one span: naming it says nothing the operator does not) */
+    if (h->ntop && h->by == LP_BY_OPERATOR && cp && !lp_trace_is_spans(t) &&
+        (st = top_worker(t, cp, h->top[0].key, h, err)))
         return st;
     sbuf s = {lp_malloc(256), 0, 256, 0};
     if (!s.p)

@@ -7,7 +7,8 @@
  *   3. the most that making the top contributor take no time could save: its time on
  *      the path. (The path stays a chain of dependencies with the other durations
  *      unchanged, so the run cannot become shorter than the path minus that time.)
- *      For an operator, the worker that ran most of its path time is named.
+ *      For an operator, the worker that ran most of its path time is named (not on a
+ *      span trace, where every worker is one span).
  * Contributors are the keys of one grouping: operators when operators name at least
  * half of the path's activity time, else workers (communication is a key in both).
  * The same numbers are exposed one by one so `cp --json` and the report can show them.
