@@ -200,6 +200,8 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
         goto fail;
     }
     lp_inputs_free(items, nitems);
+    if (opts->progress) /* the graph's last phase: said, not a bar stuck near 100% (issue 12) */
+        opts->progress(opts->progress_ctx, "building", 0, 0);
     return lp_builder_finish(b, out, err);
 fail:
     lp_inputs_free(items, nitems);

@@ -20,6 +20,8 @@ env.pop("LONGPOLE_NO_PROGRESS", None)
 # (command, the phase names one of which must show)
 cases = [
     (["cp", f"{d}/big.lpt"], [b"loading"]),
+    # after the bytes, the builder's last phase is named (issue 12: no bar stuck at 95%)
+    (["info", f"{d}/big.lpt"], [b"building"]),
     (["check", f"{d}/big.lpt"], [b"loading", b"analysing"]),
     (["summary", "--json", "--window", "200us", "--threads", "1", f"{d}/big.lpt"], [b"windows"]),
     (["export", "--sqlite", f"{d}/out.db", f"{d}/big.lpt"], [b"activities", b"windows"]),
