@@ -52,7 +52,10 @@ const cli_spec cli_spec_cp = {
              "operator, start, end, duration) and messages (sender -> receiver), with its total,\n"
              "then broken down by activity type, worker and operator next to the conventional\n"
              "profile (the plain sum of durations by the same keys, SnailTrail §3.3): what a\n"
-             "profiler would have blamed instead. Times are printed in ns after the trace start.\n",
+             "profiler would have blamed instead. Times are printed in ns after the trace start.\n"
+             "It opens with the answer (the headline). Inputs whose times do not overlap are\n"
+             "separate runs, each analysed on its own (--merge makes them one trace); an input or\n"
+             "window with no activity is refused (exit 8). docs/trust.md.\n",
     .groups = {CLI_OWN("options:", cp_opts), CLI_LOAD_GROUPS(cp_args, load)},
     .notes = "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
              "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
