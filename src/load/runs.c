@@ -107,12 +107,16 @@ lp_status lp_load_runs(const char *const *paths, size_t npaths, const lp_load_op
     lp_status st = lp_inputs_expand(paths, npaths, &items, &nitems, err);
     if (st)
         return st;
-    span *sp = nitems > 1 ? lp_calloc(nitems, sizeof *sp) : NULL;
+    int has_stdin = 0; /* standard input cannot be read twice: it joins whatever it is given with */
+    for (size_t i = 0; i < nitems; i++)
+        has_stdin |= strcmp(items[i].path, "-") == 0;
+    size_t nscan = has_stdin ? 1 : nitems; /* inputs to load alone: one means one run */
+    span *sp = nscan > 1 ? lp_calloc(nscan, sizeof *sp) : NULL;
     size_t nok = 0, nruns = 1;
     int linked = 0;
-    if (nitems > 1 && !sp)
+    if (nscan > 1 && !sp)
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    else if (nitems > 1)
+    else if (nscan > 1)
         st = item_spans(items, nitems, opts, sp, &nok, &linked, err);
     if (!st && nok > 1 && !linked) {
         qsort(sp, nok, sizeof *sp, cmp_span);

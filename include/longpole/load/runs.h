@@ -9,6 +9,7 @@
  * one application, or unrelated traces, almost never do.) An input that cannot be
  * read on its own or holds no activity joins no run: it is reported to the diagnostics
  * as skipped, unless nothing else is readable.
+ * Standard input ("-") cannot be read twice: with it, all inputs are one run.
  * When everything is one run, the run is the paths as given (loading them is exactly
  * what lp_trace_load always did). Cost: every input is loaded twice when there are
  * several.
