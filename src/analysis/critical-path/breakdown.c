@@ -46,6 +46,8 @@ static int cmp_ival(const void *pa, const void *pb)
 
 int64_t lp_ival_union(lp_ival *v, size_t n)
 {
+    if (n == 0) /* (v may be NULL then: qsort must not see it) */
+        return 0;
     qsort(v, n, sizeof *v, cmp_ival);
     int64_t sum = 0, lo = 0, hi = 0;
     for (size_t i = 0; i < n; i++) {
