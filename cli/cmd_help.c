@@ -3,6 +3,7 @@
  * tables, kept in the command's own file: opt.h), the formats and the exit statuses.
  * Each analysis names the paper section it follows; the long form is in docs/. */
 #include "cli.h"
+#include "longpole/record/record.h"
 
 #include <string.h>
 
@@ -25,7 +26,12 @@ static const char exit_codes[] =
      "  7   a capacity limit was exceeded (e.g. 2^32 activities)\n"
      "  8   the input, or the window chosen with --from/--to, holds no activity: there\n"
      "      is nothing to analyse (never a critical path of 0)\n"
-     "  70  internal error\n";
+     "  70  internal error\n"
+     "record, monitor: the recorded command's own status (128+N if signal N ended it), or\n"
+     "  125 the recording failed (directory, a named source that cannot run or failed)\n"
+     "  126 the command cannot be executed\n"
+     "  127 the command was not found\n"
+     "  (2 for a bad command line, before anything runs)\n";
 
 int cli_help_topic(FILE *out, const char *name)
 {
@@ -61,6 +67,30 @@ void cli_command_help(FILE *out, const cli_command *c)
 {
     for (int k = 0; k < 4 && c->specs[k]; k++)
         cli_spec_print(out, c->specs[k]);
+    if (c->run == cmd_record) {
+        fputs("\nsources of this build (* = run by default when it can run here):\n", out);
+        for (const lp_rec_source *const *s = lp_rec_sources(); *s; s++) {
+            /* the description wrapped at 88 columns, under the name */
+            const char *d = (*s)->description;
+            fprintf(out, "  %-8s %c", (*s)->name, (*s)->by_default ? '*' : ' ');
+            while (*d) {
+                size_t n = strlen(d), cut = n;
+                if (n > 86) {
+                    cut = 86;
+                    while (cut > 0 && d[cut] != ' ')
+                        cut--;
+                    if (!cut)
+                        cut = 86;
+                }
+                fprintf(out, " %.*s\n", (int)cut, d);
+                d += cut;
+                while (*d == ' ')
+                    d++;
+                if (*d)
+                    fputs("            ", out);
+            }
+        }
+    }
 }
 
 const cli_spec cli_spec_help = {

@@ -1,5 +1,5 @@
 /* main.c: the `longpole` command: dispatch to the command named by the first argument
- * (the table is commands.c); `--help` or `-h` anywhere prints the command's help. */
+ * (the table is commands.c); `--help` or `-h` anywhere before `--` prints the command's help. */
 #include "cli.h"
 
 #include <string.h>
@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     for (const cli_command *c = cli_commands; c->name; c++) {
         if (strcmp(c->name, name) != 0)
             continue;
-        for (int k = 2; k < argc; k++)
+        for (int k = 2; k < argc && strcmp(argv[k], "--") != 0; k++) /* after --: a recorded command's */
             if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
                 cli_command_help(stdout, c);
                 return LP_EXIT_OK;

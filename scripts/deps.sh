@@ -17,6 +17,8 @@ esac
 case "$purpose" in test|ci) pkgs="$pkgs sqlite3 curl" ;; esac # SQLite and serve tests (issue 6)
 # chromium: `longpole report` opened in a headless browser (tests/scripts/test_report_chromium.sh)
 case "$purpose" in test|ci) pkgs="$pkgs chromium" ;; esac
+# linux-perf: the recorder's call-stack source (`longpole record`, CrystalPerf, issue 16) and its tests
+case "$purpose" in test|ci|bench) pkgs="$pkgs linux-perf" ;; esac
 missing=""
 for p in $pkgs; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

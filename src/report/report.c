@@ -30,6 +30,7 @@ static const lp_report_section *const sections[] = {
     &lp_report_sec_timeline,
     &lp_report_sec_breakdown,
     &lp_report_sec_resources,
+    &lp_report_sec_grade10,
     &lp_report_sec_summaries,
     &lp_report_sec_requests,
     &lp_report_sec_spans,
@@ -128,7 +129,7 @@ lp_status lp_report_new(lp_report **out, const lp_report_data *d, const lp_repor
         if (strcmp(sections[i]->name, "overview") != 0 && sections[i]->applies(d))
             any = 1;
     if (!any)
-        return lp_error_set(err, LP_ERR_ARG, "nothing to report: no trace, span table or analysed request log");
+        return lp_error_set(err, LP_ERR_ARG, "nothing to report: no trace, span table, analysed request log or Grade10 attribution");
     lp_report *r = lp_calloc(1, sizeof *r);
     if (!r)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");

@@ -17,6 +17,7 @@ extern const lp_report_section lp_report_sec_summaries; /* report_summaries.c */
 extern const lp_report_section lp_report_sec_requests;  /* report_requests.c */
 extern const lp_report_section lp_report_sec_spans;     /* report_spans.c */
 extern const lp_report_section lp_report_sec_resources; /* report_resources.c (CrystalPerf) */
+extern const lp_report_section lp_report_sec_grade10;   /* report_grade10.c */
 
 /* report_assets.c */
 extern const char lp_report_css[];

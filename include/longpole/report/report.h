@@ -19,6 +19,9 @@
  *                                                                     [request logs]
  *   spans       exclusive critical-path time by service/operation and by call path
  *               at latency percentiles, and an icicle flame graph (spancp.h) [spans]
+ *   grade10     Grade10: issues with replayed gains, usage vs demand over time with
+ *               saturation shaded, bottleneck share per phase type and resource,
+ *               imbalance (attrib.h, issues.h; paper Figs. 3-5)   [a Grade10 attribution]
  *
  * Using it (what `longpole report` does, and what a server does):
  *
@@ -74,6 +77,8 @@
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/import/stacks.h"
 #include "longpole/analysis/crystalperf/classify.h"
+#include "longpole/analysis/grade10/attrib.h"
+#include "longpole/analysis/grade10/issues.h"
 
 /* ---- HTML output ------------------------------------------------------------------ */
 
@@ -136,6 +141,9 @@ typedef struct lp_report_data {
     /* call-stack samples of the trace's run (CrystalPerf: resources section; may be NULL) */
     const lp_stacks *samples;
     const lp_cls_model *cpf_model;/* classifier for them (NULL: measured evidence only) */
+    /* a Grade10 attribution (grade10 section; may be NULL) and its issues (may be NULL) */
+    const lp_g10_attr *g10;
+    const lp_g10_issues *g10_issues;
     /* shown in the header */
     const char *title;            /* NULL: "longpole report: " and the first input's name */
     const char *const *inputs;    /* the input names as given */

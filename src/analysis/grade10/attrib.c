@@ -2,7 +2,7 @@
  * instances, every leaf's active time, one timeline per (consumable resource, host
  * with monitoring), the leaves assigned to timelines by their host with the demand
  * their rule gives them, each timeline built (attrib_tl.c, one thread per timeline
- * through base/par), per-type totals; and the accessors of the result.
+ * through base/pool), per-type totals; and the accessors of the result.
  *
  * A leaf without a host goes to the resource's only timeline when there is exactly
  * one; otherwise it, like a leaf on a host without monitoring, gets no attribution
@@ -277,8 +277,8 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
     lp_free(hid);
     if (!st && a->no_host)
         lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
-                        "%llu (phase, resource) pairs have no host and the resource is monitored on several hosts: "
-                        "they get no usage (name the host with the model's host-key)",
+                        "%llu (phase, resource) pairs have no host and the resource is not monitored on exactly one "
+                        "host: they get no usage (give its monitoring, or name the host with the model's host-key)",
                         (unsigned long long)a->no_host);
     return st;
 }

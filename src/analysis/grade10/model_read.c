@@ -515,11 +515,11 @@ lp_status lp_g10_model_read(lp_g10_model **out, lp_input *in, lp_diags *ds, lp_e
         return st;
     }
     mread r = {.m = m, .ds = ds, .fname = fname, .captype = 1};
-    g10_lines L;
-    g10_lines_init(&L, in);
+    lp_lines L;
+    lp_lines_init(&L, in, G10_LINE_MAX, 0);
     const char *p;
     size_t n;
-    while ((st = g10_lines_next(&L, &p, &n, err)) == LP_OK) {
+    while ((st = lp_lines_next(&L, &p, &n, NULL, err)) == LP_OK) {
         tok t[MAXTOK];
         r.line = L.line;
         int nt = tokens(p, n, t);
@@ -530,7 +530,7 @@ lp_status lp_g10_model_read(lp_g10_model **out, lp_input *in, lp_diags *ds, lp_e
         if (nt && (st = statement(&r, t, nt, err)))
             break;
     }
-    g10_lines_release(&L);
+    lp_lines_release(&L);
     if (st == LP_END && !r.header)
         st = lp_error_set(err, LP_ERR_FORMAT, "%s: empty: not a Grade10 model", fname);
     else if (st == LP_END)

@@ -1,6 +1,5 @@
 /* g10_text.c: line cutting and field parsing for the Grade10 text inputs (g10_text.h).
- * Invariant of g10_lines: buf[pos, len) holds the bytes read but not yet handed out;
- * the buffer grows (doubling) only while a single line does not fit. */
+ * Lines come from codec/lines.h; this file holds the CSV loop and the field parsers. */
 #include "import/grade10/g10_text.h"
 #include "longpole/import/grade10.h"
 #include "longpole/base/alloc.h"
@@ -11,83 +10,16 @@
 #include <string.h>
 #include <strings.h>
 
-#define CHUNK ((size_t)1 << 16)
-
-void g10_lines_init(g10_lines *L, lp_input *in)
-{
-    memset(L, 0, sizeof *L);
-    L->in = in;
-}
-
-void g10_lines_release(g10_lines *L)
-{
-    lp_free(L->buf);
-    memset(L, 0, sizeof *L);
-}
-
-/* Read more input after the pending bytes (moved to the front first). */
-static lp_status refill(g10_lines *L, lp_error *err)
-{
-    if (L->pos) {
-        memmove(L->buf, L->buf + L->pos, L->len - L->pos);
-        L->len -= L->pos;
-        L->pos = 0;
-    }
-    if (L->cap - L->len < CHUNK) {
-        if (L->cap >= G10_LINE_MAX + CHUNK)
-            return lp_error_set(err, LP_ERR_LIMIT, "line %llu: longer than %zu bytes",
-                                (unsigned long long)L->line + 1, (size_t)G10_LINE_MAX);
-        size_t ncap = L->cap ? L->cap * 2 : 4 * CHUNK;
-        char *nb = lp_realloc(L->buf, ncap);
-        if (!nb)
-            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-        L->buf = nb;
-        L->cap = ncap;
-    }
-    size_t got = 0;
-    lp_status st = lp_input_read(L->in, L->buf + L->len, L->cap - L->len, &got, err);
-    if (st)
-        return st;
-    if (!got)
-        L->eof = 1;
-    L->len += got;
-    return LP_OK;
-}
-
-lp_status g10_lines_next(g10_lines *L, const char **p, size_t *n, lp_error *err)
-{
-    for (;;) {
-        size_t avail = L->len - L->pos;
-        char *s = avail ? L->buf + L->pos : NULL;
-        char *nl = avail ? memchr(s, '\n', avail) : NULL;
-        if (nl || (L->eof && avail)) {
-            size_t k = nl ? (size_t)(nl - s) : avail;
-            L->pos += nl ? k + 1 : k;
-            if (k && s[k - 1] == '\r')
-                k--;
-            L->line++;
-            *p = s;
-            *n = k;
-            return LP_OK;
-        }
-        if (L->eof)
-            return LP_END;
-        lp_status st = refill(L, err);
-        if (st)
-            return st;
-    }
-}
-
 lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_csv_header_fn header,
                        g10_csv_row_fn row, void *ctx, lp_error *err)
 {
-    g10_lines L;
-    g10_lines_init(&L, in);
+    lp_lines L;
+    lp_lines_init(&L, in, G10_LINE_MAX, 0);
     const char *p;
     size_t n;
     lp_status st;
     int first = 1;
-    while ((st = g10_lines_next(&L, &p, &n, err)) == LP_OK) {
+    while ((st = lp_lines_next(&L, &p, &n, NULL, err)) == LP_OK) {
         g10_trim(&p, &n);
         if (!n || p[0] == '#')
             continue;
@@ -105,7 +37,7 @@ lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_cs
         if ((st = row(ctx, p, n, L.line, err)))
             break;
     }
-    g10_lines_release(&L);
+    lp_lines_release(&L);
     if (st == LP_END)
         return LP_OK;
     return lp_error_push(err, "reading %s", fname);

@@ -1,10 +1,8 @@
 /* g10_text.h: line-oriented text helpers shared by the Grade10 readers (OperationLog,
  * monitoring and blocking CSV) and the Grade10 model file parser. Internal.
  *
- * g10_lines cuts a decompressed lp_input into lines (without the newline; a trailing
- * '\r' is removed), numbering them from 1. A line is handed out as a pointer into the
- * reader's buffer, valid until the next call. Lines longer than G10_LINE_MAX are an
- * LP_ERR_LIMIT error naming the line.
+ * Lines come from the library's line reader (codec/lines.h); lines longer than
+ * G10_LINE_MAX are an LP_ERR_LIMIT error naming the line.
  */
 #ifndef LP_IMPORT_G10_TEXT_H
 #define LP_IMPORT_G10_TEXT_H
@@ -14,21 +12,10 @@
 #include "longpole/base/status.h"
 #include "longpole/codec/io.h"
 #include "longpole/base/strtab.h"
+#include "codec/lines.h"
 
 #define G10_LINE_MAX ((size_t)1 << 24)
 
-typedef struct g10_lines {
-    lp_input *in;
-    char *buf;
-    size_t cap, len, pos; /* buf[pos, len) not yet handed out */
-    int eof;
-    uint64_t line;        /* number of the line last handed out */
-} g10_lines;
-
-void g10_lines_init(g10_lines *L, lp_input *in);
-void g10_lines_release(g10_lines *L);
-/* The next line into (*p, *n): LP_OK, LP_END at the end of input, or an error. */
-lp_status g10_lines_next(g10_lines *L, const char **p, size_t *n, lp_error *err);
 
 /* A CSV with an optional header line, read whole: blank lines and '#' comments are
  * skipped; the first other line goes to header() (-1: not this format -> LP_ERR_FORMAT

@@ -194,12 +194,12 @@ lp_status lp_g10_read_oplog(lp_g10_data *d, lp_input *in, const lp_g10_read_opts
         return lp_error_set(err, LP_ERR_ARG, "negative time unit");
     if (lp_strtab_intern(&d->strs, c.fname, strlen(c.fname), &c.file))
         return nomem(err);
-    g10_lines L;
-    g10_lines_init(&L, in);
+    lp_lines L;
+    lp_lines_init(&L, in, G10_LINE_MAX, 0);
     const char *p;
     size_t n;
     lp_status st;
-    while ((st = g10_lines_next(&L, &p, &n, err)) == LP_OK) {
+    while ((st = lp_lines_next(&L, &p, &n, NULL, err)) == LP_OK) {
         size_t rn;
         const char *r = record_text(p, n, &rn);
         if (!r) {
@@ -210,7 +210,7 @@ lp_status lp_g10_read_oplog(lp_g10_data *d, lp_input *in, const lp_g10_read_opts
         if (st)
             break;
     }
-    g10_lines_release(&L);
+    lp_lines_release(&L);
     if (st == LP_END)
         return LP_OK;
     return lp_error_push(err, "reading %s", c.fname);

@@ -164,14 +164,13 @@ static lp_status line(cctx *c, const char *p, size_t n, uint64_t ln)
 lp_status lp_stacks_read_collapsed(lp_stacks *s, lp_input *in, const char *name, lp_diags *ds, lp_error *err)
 {
     cctx c = {s, ds, name, err, {0}};
-    stk_lines L;
-    if (stk_lines_init(&L, in))
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    lp_lines L;
+    lp_lines_init(&L, in, STK_MAXLINE, 1);
     lp_status st;
     const char *p;
     size_t n;
     int cut;
-    while ((st = stk_lines_next(&L, &p, &n, &cut, err)) == LP_OK) {
+    while ((st = lp_lines_next(&L, &p, &n, &cut, err)) == LP_OK) {
         s->nlines++;
         if (cut) {
             bad(&c, L.line, "line longer than 8 KiB", p, n);
@@ -180,7 +179,7 @@ lp_status lp_stacks_read_collapsed(lp_stacks *s, lp_input *in, const char *name,
         if ((st = line(&c, p, n, L.line)))
             break;
     }
-    stk_lines_release(&L);
+    lp_lines_release(&L);
     if (st == LP_END)
         st = lp_stacks_sort(s, err);
     return st;

@@ -263,14 +263,13 @@ static lp_status end_record(pctx *c)
 
 static lp_status parse_all(pctx *c, lp_input *in)
 {
-    stk_lines L;
-    if (stk_lines_init(&L, in))
-        return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
+    lp_lines L;
+    lp_lines_init(&L, in, STK_MAXLINE, 1);
     lp_status st = LP_OK;
     const char *p;
     size_t n;
     int cut;
-    while (!st && (st = stk_lines_next(&L, &p, &n, &cut, c->err)) == LP_OK) {
+    while (!st && (st = lp_lines_next(&L, &p, &n, &cut, c->err)) == LP_OK) {
         c->s->nlines++;
         if (cut)
             bad(c, L.line, "line longer than 8 KiB cut", p, n);
@@ -311,7 +310,7 @@ static lp_status parse_all(pctx *c, lp_input *in)
     }
     if (st == LP_END)
         st = end_record(c);
-    stk_lines_release(&L);
+    lp_lines_release(&L);
     return st;
 }
 

@@ -237,66 +237,6 @@ lp_status lp_stacks_sort(lp_stacks *s, lp_error *err)
     return LP_OK;
 }
 
-/* ---- lines ---------------------------------------------------------------------------- */
-
-lp_status stk_lines_init(stk_lines *l, lp_input *in)
-{
-    memset(l, 0, sizeof *l);
-    l->in = in;
-    l->cap = 1 << 16;
-    l->buf = lp_malloc(l->cap);
-    return l->buf ? LP_OK : LP_ERR_NOMEM;
-}
-
-void stk_lines_release(stk_lines *l) { lp_free(l->buf); }
-
-/* The next line without its end (CR LF or LF) into *p, *n; LP_END at the end. Lines
- * longer than STK_MAXLINE are cut there (*cut = 1) and the rest skipped. */
-lp_status stk_lines_next(stk_lines *l, const char **p, size_t *n, int *cut, lp_error *err)
-{
-    *cut = 0;
-    for (;;) {
-        char *nl = l->pos < l->len ? memchr(l->buf + l->pos, '\n', l->len - l->pos) : NULL;
-        if (nl || (l->eof && l->pos < l->len) || l->len - l->pos >= STK_MAXLINE) {
-            size_t e = nl ? (size_t)(nl - l->buf) : (l->len - l->pos >= STK_MAXLINE ? l->pos + STK_MAXLINE : l->len);
-            *p = l->buf + l->pos;
-            *n = e - l->pos;
-            if (*n && (*p)[*n - 1] == '\r')
-                (*n)--;
-            l->line++;
-            if (!nl && e < l->len) { /* too long: skip to the next newline */
-                *cut = 1;
-                l->skipping = 1;
-            }
-            l->pos = nl ? e + 1 : e;
-            return LP_OK;
-        }
-        if (l->eof)
-            return LP_END;
-        if (l->pos) {
-            memmove(l->buf, l->buf + l->pos, l->len - l->pos);
-            l->len -= l->pos;
-            l->pos = 0;
-        }
-        size_t got;
-        lp_status st = lp_input_read(l->in, l->buf + l->len, l->cap - l->len, &got, err);
-        if (st)
-            return st;
-        if (!got)
-            l->eof = 1;
-        l->len += got;
-        if (l->skipping) { /* drop the rest of an over-long line */
-            char *q = memchr(l->buf, '\n', l->len);
-            if (!q) {
-                l->len = 0;
-                continue;
-            }
-            l->pos = (size_t)(q - l->buf) + 1;
-            l->skipping = 0;
-        }
-    }
-}
-
 /* ---- detection and loading --------------------------------------------------------------- */
 
 int lp_stacks_detect(const unsigned char *head, size_t n)

@@ -9,20 +9,11 @@
 #include "longpole/import/stacks.h"
 
 #define LP_NONE32_STK UINT32_MAX
+#include "codec/lines.h"
+
 #define STK_MAXLINE 8192   /* longer lines are cut (and reported) */
 #define STK_MAXDEPTH 1024  /* deeper stacks keep their leaf-most frames */
 
-typedef struct stk_lines {
-    lp_input *in;
-    char *buf;
-    size_t cap, len, pos;
-    uint64_t line;         /* 1-based number of the line last returned */
-    int eof, skipping;
-} stk_lines;
-
-lp_status stk_lines_init(stk_lines *l, lp_input *in);
-void stk_lines_release(stk_lines *l);
-lp_status stk_lines_next(stk_lines *l, const char **p, size_t *n, int *cut, lp_error *err);
 
 /* "secs.frac" (1 to 9 fraction digits) or an integer of ns into ns; 0 if good. */
 static inline int stk_parse_time(const char *p, size_t n, int64_t *out)
