@@ -20,7 +20,8 @@ enum {
     LP_EXIT_FORMAT = 5,    /* the input is not a readable trace (unknown format, corrupt, bad checksum) */
     LP_EXIT_NOMEM = 6,     /* out of memory */
     LP_EXIT_LIMIT = 7,     /* a capacity limit was exceeded */
-    LP_EXIT_EMPTY = 8,     /* the input or the chosen window holds no activity: nothing to analyse */
+    LP_EXIT_INDEX = 8,     /* an index file is stale or foreign to its traces (kcli.h) */
+    LP_EXIT_EMPTY = 9,     /* the input or the chosen window holds no activity: nothing to analyse */
     LP_EXIT_INTERNAL = 70  /* a bug: please report */
 };
 
@@ -139,6 +140,8 @@ typedef struct cli_command {
 extern const cli_command cli_commands[]; /* ends with a NULL name */
 
 int cmd_cp(int argc, char **argv);
+int cli_cp_thread(int argc, char **argv); /* `cp --thread` (cmd_kcp.c): kernel traces */
+int cmd_index(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -167,7 +170,8 @@ extern const cli_spec cli_spec_cp, cli_spec_check, cli_spec_convert, cli_spec_in
     cli_spec_stream, cli_spec_stream_emit, cli_spec_spans, cli_spec_skew, cli_spec_infer, cli_spec_requests,
     cli_spec_report, cli_spec_serve, cli_spec_export, cli_spec_export_sqlite, cli_spec_generate,
     cli_spec_generate_requests, cli_spec_demo, cli_spec_help, cli_spec_classify,
-    cli_spec_resources, cli_spec_whatif, cli_spec_record, cli_spec_monitor, cli_spec_grade10;
+    cli_spec_resources, cli_spec_whatif, cli_spec_record, cli_spec_monitor, cli_spec_grade10, cli_spec_cp_thread,
+    cli_spec_index;
 
 /* Print the help of one topic (or the overview if NULL); returns 0 if known. */
 int cli_help_topic(FILE *out, const char *topic);

@@ -1,5 +1,6 @@
 /* cmd_cp.c: `longpole cp`: the whole-trace critical path, its breakdown by type, worker
- * and operator, and the conventional profile beside it (text or JSON; cp_print.c). */
+ * and operator, and the conventional profile beside it (text or JSON; cp_print.c). With
+ * --thread, the critical path of one thread of kernel traces instead (cmd_kcp.c). */
 #include "cli.h"
 
 #include <string.h>
@@ -55,7 +56,7 @@ const cli_spec cli_spec_cp = {
              "profiler would have blamed instead. Times are printed in ns after the trace start.\n"
              "It opens with the answer (the headline). Inputs whose times do not overlap are\n"
              "separate runs, each analysed on its own (--merge makes them one trace); an input or\n"
-             "window with no activity is refused (exit 8). docs/trust.md.\n",
+             "window with no activity is refused (exit 9). docs/trust.md.\n",
     .groups = {CLI_OWN("options:", cp_opts), CLI_LOAD_GROUPS(cp_args, load)},
     .notes = "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
              "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
@@ -115,6 +116,8 @@ static int cp_runs(const cp_args *a, const lp_runs *r)
 
 int cmd_cp(int argc, char **argv)
 {
+    if (cli_has(argc, argv, "--thread")) /* a thread of kernel traces (cmd_kcp.c) */
+        return cli_cp_thread(argc, argv);
     cp_args a;
     cli_args rest;
     int rc = cli_parse(&cli_spec_cp, argc, argv, &a, &rest);

@@ -5,7 +5,10 @@
 #include "cli.h"
 
 const cli_command cli_commands[] = {
-    {"cp", cmd_cp, "whole-trace critical path, its breakdown, and the conventional profile", {&cli_spec_cp}},
+    {"cp", cmd_cp, "whole-trace critical path, its breakdown, and the conventional profile; --thread: a thread's path in kernel traces",
+     {&cli_spec_cp, &cli_spec_cp_thread}},
+    {"index", cmd_index, "persist the execution graph of kernel traces for fast thread critical-path queries",
+     {&cli_spec_index}},
     {"check", cmd_check, "instrumentation checks (SnailTrail App. A.2) and format rules", {&cli_spec_check}},
     {"convert", cmd_convert, "convert any readable trace to native text (.lpt) or binary (.lptb)", {&cli_spec_convert}},
     {"info", cmd_info, "what a trace holds", {&cli_spec_info}},

@@ -1,84 +1,161 @@
 #!/usr/bin/env python3
 """analyze.py LONGPOLE RUNS.TSV: predict every configuration of the CrystalPerf benchmark
-from the median run of every other one with `longpole whatif`, against the median of the
-real runs; the baselines beside (no change, linear in the changed resource, a replay
-without resource vectors, Amdahl). Prints a Markdown report (bench/RESULTS.md takes it).
+from every run of every other one with `longpole whatif` (the median of those predictions)
+against the median of the real runs; beside it the paper's Alg. 1 and 2 alone (no shared
+device) and the baselines (no change, linear in the changed resource, a replay without
+resource vectors, Amdahl). Deviation |predicted - actual| / actual, mean and max overall
+and per kind of change. Prints a Markdown section (bench/RESULTS.md takes it).
 """
 import csv, json, statistics, subprocess, sys
 
-def main():
-    lp, path = sys.argv[1], sys.argv[2]
-    rows = list(csv.DictReader(open(path), delimiter='\t'))
-    rows = [r for r in rows if r['wall_ns']]
-    by = {}
-    for r in rows:
-        by.setdefault(r['config'], []).append(r)
-    configs = list(by)
-    med, rep = {}, {}
+METHODS = [('crystalperf', 'longpole whatif'), ('paper', 'Alg. 1+2 as published'), ('no change', 'no change'),
+           ('linear', 'linear'), ('replay w/o vectors', 'replay w/o vectors (Sparklens)'), ('amdahl', 'Amdahl')]
+
+
+def whatif(lp, ra, rb):
+    """The options that turn run ra's configuration into rb's, and the whatif answer."""
+    opts, kind = [], []
+    if rb['cores'] != ra['cores']:
+        opts += ['--cores', rb['cores']]
+        kind.append('cores')
+    if rb['quota_pct'] != ra['quota_pct']:
+        opts += ['--cpu-speed', str(int(rb['quota_pct']) / int(ra['quota_pct']))]
+        kind.append('cpu share')
+    if rb['disk_MiBps'] != ra['disk_MiBps']:
+        opts += ['--disk-bw', rb['disk_MiBps'] + 'MiB']
+        kind.append('disk bw')
+    if rb['net_Mbit'] != ra['net_Mbit']:
+        opts += ['--net-bw', rb['net_Mbit'] + 'Mbit']
+        kind.append('net bw')
+    if not opts:
+        return None, None
+    # the recorded configuration is known: its bandwidths always go in (as the paper's CLI
+    # takes the original configuration beside the target)
+    opts += ['--at-disk-bw', ra['disk_MiBps'] + 'MiB', '--at-net-bw', ra['net_Mbit'] + 'Mbit']
+    p = subprocess.run([lp, 'whatif', ra['trace'], '--samples', ra['samples'], '--json', '-q'] + opts,
+                       capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout), ' + '.join(kind)
+    except ValueError:
+        sys.stderr.write(f"whatif failed on {ra['trace']}: {p.stderr.strip()[:200]}\n")
+        return None, ' + '.join(kind)
+
+
+DESIGN = {'compress': 'cpu', 'persist': 'disk', 'ship': 'net'}  # what each stage of cpwork was made to use
+
+
+def vectors(lp, by):
+    """Resource vectors against the design: per configuration, the median share of each
+    stage's time that `longpole resources` attributes to the resource the stage was
+    made to use, and in how many runs that resource is the stage's largest."""
+    print('\nResource vectors against the workload\'s design (`longpole resources --samples`, all activities of '
+          'the stage; median share over the runs, and the runs whose largest resource is the designed one):\n')
+    print('| config | ' + ' | '.join(f'{op} → {r}' for op, r in DESIGN.items()) + ' | bottleneck of the path (runs) |')
+    print('|---|' + '---|' * (len(DESIGN) + 1))
+    tot, right = 0, 0
     for c, rs in by.items():
-        walls = sorted(int(r['wall_ns']) for r in rs)
-        med[c] = statistics.median(walls)
-        rep[c] = min(rs, key=lambda r: abs(int(r['wall_ns']) - med[c]))  # the run nearest the median
-    loaded = sum(int(r['loaded']) for r in rows)
-    loads = [float(r['load1']) for r in rows]
-    print('## CrystalPerf what-if validation\n')
-    print(f'{len(rows)} runs in {len(configs)} configurations; load average (1 min) before the runs: '
-          f'min {min(loads):.2f}, median {statistics.median(loads):.2f}, max {max(loads):.2f}; '
-          f'**{loaded} of {len(rows)} runs made while it was above 0.5** (marked: their times are not trustworthy).\n')
-    print('| config | cores | CPU quota | disk MiB/s | net Mbit/s | runs | median s | min s | max s |')
-    print('|---|---|---|---|---|---|---|---|---|')
-    for c in configs:
-        r0 = by[c][0]
-        w = [int(r['wall_ns']) / 1e9 for r in by[c]]
-        print(f"| {c} | {r0['cores']} | {r0['quota_pct']} % | {r0['disk_MiBps']} | {r0['net_Mbit']} | {len(w)} | "
-              f"{med[c] / 1e9:.3f} | {min(w):.3f} | {max(w):.3f} |")
-    methods = ['crystalperf', 'no change', 'linear', 'replay w/o vectors', 'amdahl']
-    devs = {m: [] for m in methods}
-    selfs = {}
-    print('\n| from | to | actual s | CrystalPerf s | dev | no change | linear | replay w/o vectors | Amdahl |')
-    print('|---|---|---|---|---|---|---|---|---|')
-    for a in configs:
-        ra = rep[a]
-        for b in configs:
-            if a == b:
-                continue
-            rb = by[b][0]
-            opts = []
-            if rb['cores'] != ra['cores']:
-                opts += ['--cores', rb['cores']]
-            if rb['quota_pct'] != ra['quota_pct']:
-                opts += ['--cpu-speed', str(int(rb['quota_pct']) / int(ra['quota_pct']))]
-            if rb['disk_MiBps'] != ra['disk_MiBps']:
-                opts += ['--disk-bw', rb['disk_MiBps'] + 'MiB', '--at-disk-bw', ra['disk_MiBps'] + 'MiB']
-            if rb['net_Mbit'] != ra['net_Mbit']:
-                opts += ['--net-bw', rb['net_Mbit'] + 'Mbit', '--at-net-bw', ra['net_Mbit'] + 'Mbit']
-            if not opts:
-                continue
-            p = subprocess.run([lp, 'whatif', ra['trace'], '--samples', ra['samples'], '--json', '-q'] + opts,
+        share = {op: [] for op in DESIGN}
+        top = {op: 0 for op in DESIGN}
+        bn = {}
+        for r in rs:
+            p = subprocess.run([lp, 'resources', r['trace'], '--samples', r['samples'], '--json', '-q'],
                                capture_output=True, text=True)
             try:
                 j = json.loads(p.stdout)
             except ValueError:
-                print(f'| {a} | {b} | whatif failed: {p.stderr.strip()[:80]} |')
                 continue
-            selfs[a] = j['self_error']
+            bn[j['bottleneck']] = bn.get(j['bottleneck'], 0) + 1
+            for o in j['operations']:
+                op = o['operation']
+                if op not in DESIGN:
+                    continue
+                v = o['all']
+                t = sum(v.values())
+                share[op].append(v[DESIGN[op]] / t if t else 0)
+                ok = max(v, key=v.get) == DESIGN[op]
+                top[op] += ok
+                tot, right = tot + 1, right + ok
+        print(f'| {c} | ' + ' | '.join(f'{100 * statistics.median(share[op]):.1f} % ({top[op]}/{len(share[op])})'
+                                       if share[op] else '-' for op in DESIGN) +
+              ' | ' + ', '.join(f'{k} {n}' for k, n in sorted(bn.items())) + ' |')
+    print(f'\nThe designed resource is the largest in {right} of {tot} (stage, run) pairs.')
+
+
+def main():
+    lp, path = sys.argv[1], sys.argv[2]
+    rows = [r for r in csv.DictReader(open(path), delimiter='\t') if r['wall_ns']]
+    by = {}
+    for r in rows:
+        by.setdefault(r['config'], []).append(r)
+    configs = list(by)
+    med = {c: statistics.median(int(r['wall_ns']) for r in rs) for c, rs in by.items()}
+    loads = [float(r['load1']) for r in rows] + [float(r.get('load1_end') or r['load1']) for r in rows]
+    loaded = sum(int(r['loaded']) for r in rows)
+    print('## CrystalPerf what-if validation (issue 16)\n')
+    print(f'{len(rows)} runs in {len(configs)} configurations, in rounds (every configuration once per round). '
+          f'Load average (1 min) before and after the runs: min {min(loads):.2f}, median {statistics.median(loads):.2f}, '
+          f'max {max(loads):.2f}; **{loaded} of {len(rows)} runs made while it was above 0.5** (marked in the issue\'s '
+          f'terms: not trustworthy; see the notes).\n')
+    print('| config | cores | CPU quota | disk MiB/s | net Mbit/s | runs | median s | min s | max s | load before..after |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
+    for c in configs:
+        r0 = by[c][0]
+        w = [int(r['wall_ns']) / 1e9 for r in by[c]]
+        ld = [float(r['load1']) for r in by[c]] + [float(r.get('load1_end') or r['load1']) for r in by[c]]
+        print(f"| {c} | {r0['cores']} | {r0['quota_pct']} % | {r0['disk_MiBps']} | {r0['net_Mbit']} | {len(w)} | "
+              f"{med[c] / 1e9:.3f} | {min(w):.3f} | {max(w):.3f} | {min(ld):.1f}..{max(ld):.1f} |")
+    vectors(lp, by)
+    devs = {m: [] for m, _ in METHODS}
+    kinds = {}
+    selfs = {}
+    table = []
+    for a in configs:
+        for b in configs:
+            if a == b:
+                continue
+            preds = {m: [] for m, _ in METHODS}
+            kind = None
+            for ra in by[a]:
+                j, kind = whatif(lp, ra, by[b][0])
+                if j is None:
+                    continue
+                selfs.setdefault(a, []).append(j['self_error'])
+                bl = j['baselines']
+                for m, v in (('crystalperf', j['predicted_ns']), ('paper', bl['paper_ns']),
+                             ('no change', bl['no_change_ns']), ('linear', bl['linear_ns']),
+                             ('replay w/o vectors', bl['replay_without_vectors_ns']), ('amdahl', bl['amdahl_ns'])):
+                    preds[m].append(v)
+            if not preds['crystalperf']:
+                table.append(f'| {a} | {b} | {kind} | whatif failed |')
+                continue
             act = med[b]
-            pr = {'crystalperf': j['predicted_ns'], 'no change': j['baselines']['no_change_ns'],
-                  'linear': j['baselines']['linear_ns'], 'replay w/o vectors': j['baselines']['replay_without_vectors_ns'],
-                  'amdahl': j['baselines']['amdahl_ns']}
-            d = {m: abs(pr[m] - act) / act for m in methods}
-            for m in methods:
+            d = {m: abs(statistics.median(preds[m]) - act) / act for m, _ in METHODS}
+            for m, _ in METHODS:
                 devs[m].append(d[m])
-            print(f"| {a} | {b} | {act / 1e9:.3f} | {pr['crystalperf'] / 1e9:.3f} | **{100 * d['crystalperf']:.1f} %** | "
-                  f"{100 * d['no change']:.1f} % | {100 * d['linear']:.1f} % | {100 * d['replay w/o vectors']:.1f} % | "
-                  f"{100 * d['amdahl']:.1f} % |")
-    print('\n| method | mean deviation | max deviation | pairs |')
-    print('|---|---|---|---|')
-    for m in methods:
-        if devs[m]:
-            print(f'| {m} | {100 * statistics.mean(devs[m]):.1f} % | {100 * max(devs[m]):.1f} % | {len(devs[m])} |')
-    print('\nModel error at the recorded configuration (replay of the run against its recorded runtime): ' +
-          ', '.join(f'{c} {100 * e:.2f} %' for c, e in selfs.items()) + '.')
+                kinds.setdefault(kind, {}).setdefault(m, []).append(d[m])
+            table.append(f"| {a} | {b} | {kind} | {act / 1e9:.3f} | {statistics.median(preds['crystalperf']) / 1e9:.3f} | "
+                         f"**{100 * d['crystalperf']:.1f} %** | " +
+                         ' | '.join(f'{100 * d[m]:.1f} %' for m, _ in METHODS[1:]) + ' |')
+    print('\nEvery configuration predicted from each run of every other (the median of the predictions) against '
+          'the median of its own runs:\n')
+    print('| from | to | change | actual s | predicted s | deviation | ' + ' | '.join(n for _, n in METHODS[1:]) + ' |')
+    print('|---|---|---|---|---|---|' + '---|' * (len(METHODS) - 1))
+    print('\n'.join(table))
+    print('\nMean and maximum deviation, all pairs and by kind of change:\n')
+    print('| kind | pairs | ' + ' | '.join(n for _, n in METHODS) + ' |')
+    print('|---|---|' + '---|' * len(METHODS))
+
+    def row(name, dd):
+        n = len(dd['crystalperf'])
+        return (f'| {name} | {n} | ' + ' | '.join(f'{100 * statistics.mean(dd[m]):.1f} % / {100 * max(dd[m]):.1f} %'
+                                                  for m, _ in METHODS) + ' |')
+    print(row('**all** (mean / max)', devs))
+    for k in sorted(kinds, key=lambda k: (k.count('+'), k)):
+        print(row(k, kinds[k]))
+    print('\nModel error at the recorded configuration (the replay of a run against its own runtime; median and '
+          'max over the runs of a configuration): ' +
+          ', '.join(f'{c} {100 * statistics.median(e):.2f} % / {100 * max(e):.2f} %' for c, e in selfs.items()) + '.')
+
 
 if __name__ == '__main__':
     main()

@@ -10,7 +10,8 @@
  * The coordinator submits a stage's tasks to a queue served by a pool of T threads once
  * the previous stage has finished (a barrier, as Spark's DAG scheduler); every task is a
  * launch message (coordinator -> pool thread, sent when queued, received when taken) and
- * a result message back. Workers carry tid= and pool= attributes, tasks task= and stage=.
+ * a result message back. Workers carry tid= and pool= attributes, tasks task= and stage=,
+ * disk and network tasks the bytes they moved (disk_bytes=, net_bytes=).
  *
  * Modes:
  *   cpwork run [--threads T] [--tasks K] [--cpu-mb M] [--disk-mb M] [--net-mb M]
@@ -196,6 +197,7 @@ typedef struct task {
 
 static task q[MAXK];
 static int qhead, qtail, done_count, quitting;
+static int64_t last_result; /* when the coordinator received the latest result (under mu) */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER, dcond = PTHREAD_COND_INITIALIZER;
 
@@ -216,20 +218,31 @@ static void *pool_main(void *arg)
         pthread_mutex_unlock(&mu);
         int64_t s = now_ns();
         /* a task queued before this thread was free waited for a slot, not for a message:
-         * the thread was busy (its previous task, then taking this one: `scheduling`) */
-        if (last_end >= 0 && t->queued <= last_end)
-            emit("A pool.%d %lld %lld scheduling dequeue", k, (long long)last_end, (long long)s);
-        emit("M coord %lld pool.%d %lld id=L%d", (long long)t->queued, k, (long long)s, t->id);
+         * the thread was busy (its previous task, then taking this one: `scheduling`, part
+         * of this task as a Spark task's scheduler delay is, so that a replay keeps it in
+         * front of the task on the task's slot) */
+        int64_t got = s; /* the launch's receive: where this task's activities begin */
+        if (last_end >= 0 && t->queued <= last_end) {
+            emit("A pool.%d %lld %lld scheduling dequeue task=%d stage=%d", k, (long long)last_end, (long long)s,
+                 t->id, t->stage);
+            got = last_end;
+        }
+        emit("M coord %lld pool.%d %lld id=L%d", (long long)t->queued, k, (long long)got, t->id);
         unsigned long r = t->stage == 1 ? compress_block(t->id) : t->stage == 2 ? persist_block(t->id)
                                                                                 : ship_block(t->id);
         int64_t e = now_ns();
-        emit("A pool.%d %lld %lld processing %s task=%d stage=%d", k, (long long)s, (long long)e, t->op, t->id,
-             t->stage);
+        if (t->stage == 2 || t->stage == 3) /* the bytes it moved: what a shared device's model needs */
+            emit("A pool.%d %lld %lld processing %s task=%d stage=%d %s_bytes=%lu", k, (long long)s, (long long)e,
+                 t->op, t->id, t->stage, t->stage == 2 ? "disk" : "net", r);
+        else
+            emit("A pool.%d %lld %lld processing %s task=%d stage=%d", k, (long long)s, (long long)e, t->op, t->id,
+                 t->stage);
         pthread_mutex_lock(&mu);
         t->result = r;
         done_count++;
         int64_t d = now_ns();
         emit("M pool.%d %lld coord %lld id=R%d", k, (long long)e, (long long)d, t->id);
+        last_result = d;
         last_end = e;
         pthread_cond_signal(&dcond);
         pthread_mutex_unlock(&mu);
@@ -238,7 +251,13 @@ static void *pool_main(void *arg)
 
 static unsigned long results[MAXK];
 
-static void run_stage(int stage, const char *op, int *next_id)
+/* One stage on the coordinator: `scheduling submit` (queueing the tasks: the launch
+ * messages leave from it), the barrier (the coordinator is blocked until the last result
+ * arrives: a gap ending at that receive, `waiting` in the trace), then `scheduling wake`
+ * from that receive until the coordinator runs again. The coordinator's activities join
+ * end to end from *cursor, so that nothing of its time is an `unknown` gap a replay would
+ * have to keep at its recorded length. */
+static void run_stage(int stage, const char *op, int *next_id, int64_t *cursor)
 {
     int first = *next_id;
     pthread_mutex_lock(&mu);
@@ -247,9 +266,15 @@ static void run_stage(int stage, const char *op, int *next_id)
         task *t = &q[qtail++ % MAXK];
         t->id = (*next_id)++, t->stage = stage, t->op = op, t->queued = now_ns();
     }
+    int64_t submitted = now_ns();
+    emit("A coord %lld %lld scheduling submit stage=%d", (long long)*cursor, (long long)submitted, stage);
     pthread_cond_broadcast(&qcond);
     while (done_count < ntasks)
         pthread_cond_wait(&dcond, &mu);
+    int64_t woke = now_ns();
+    if (last_result > submitted)
+        emit("A coord %lld %lld scheduling wake stage=%d", (long long)last_result, (long long)woke, stage);
+    *cursor = woke;
     for (int i = 0; i < ntasks; i++)
         results[(first + i) % MAXK] ^= q[(first + i) % MAXK].result;
     pthread_mutex_unlock(&mu);
@@ -266,14 +291,15 @@ static int run(void)
         if (pthread_create(&th[k], NULL, pool_main, (void *)(intptr_t)k))
             die("pthread_create");
     int id = 0;
+    int64_t cursor = now_ns();
     if (strstr(stages, "cpu"))
-        run_stage(1, "compress", &id);
+        run_stage(1, "compress", &id, &cursor);
     if (strstr(stages, "disk"))
-        run_stage(2, "persist", &id);
+        run_stage(2, "persist", &id, &cursor);
     if (strstr(stages, "net"))
-        run_stage(3, "ship", &id);
+        run_stage(3, "ship", &id, &cursor);
     if (strstr(stages, "reduce")) {
-        int64_t s = now_ns();
+        int64_t s = cursor;
         unsigned long h = reduce_all(results, id ? id : 1);
         int64_t e = now_ns();
         emit("A coord %lld %lld processing reduce stage=4 h=%lu", (long long)s, (long long)e, h % 1000);

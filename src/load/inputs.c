@@ -1,10 +1,12 @@
 /* inputs.c: expanding directories among the inputs of lp_trace_load() (inputs.h).
  * Invariant: the items come in the order of the paths given, each directory's entries
  * in byte order of their names, depth first; a rolling Spark event-log directory is
- * never entered (the Spark importer reads it whole, its files in index order).
+ * never entered (the Spark importer reads it whole, its files in index order); a CTF
+ * kernel trace directory is refused with a message naming the command that reads it.
  */
 #include "longpole/load/inputs.h"
 #include "longpole/import/spark.h"
+#include "longpole/import/kernel.h"
 #include "longpole/base/alloc.h"
 
 #include <dirent.h>
@@ -42,6 +44,11 @@ static lp_status expand(vec *x, const char *path, int depth, lp_error *err)
         return push(x, path, LP_INPUT_FILE) ? lp_error_set(err, LP_ERR_NOMEM, "out of memory") : LP_OK;
     if (lp_spark_is_log_dir(path))
         return push(x, path, LP_INPUT_SPARK_DIR) ? lp_error_set(err, LP_ERR_NOMEM, "out of memory") : LP_OK;
+    if (lp_ktrace_detect(path) == LP_KFORMAT_CTF) /* read whole by the kernel-trace commands only */
+        return lp_error_set(err, LP_ERR_FORMAT,
+                            "%s: a CTF (LTTng) kernel trace: this command reads activity traces; the critical path "
+                            "of a thread of kernel traces is `longpole cp --thread TID|NAME %s` (and `longpole index`)",
+                            path, path);
     if (depth > 32)
         return lp_error_set(err, LP_ERR_LIMIT, "directories nested deeper than 32 at '%s'", path);
     DIR *d = opendir(path);

@@ -100,6 +100,19 @@ static int absorbed(lp_status st, const char *path, int is_named, lp_diags *diag
     return 1;
 }
 
+/* The header tracefs (`# tracer: ...`) or `longpole record`'s kernel source puts first:
+ * a kernel trace, read by `cp --thread` (import/kernel.h), never by the activity loaders. */
+static int is_ftrace(const void *head, size_t n)
+{
+    static const char *const heads[] = {"# tracer:", "# longpole-kernel:"};
+    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++) {
+        size_t k = strlen(heads[i]);
+        if (n >= k && memcmp(head, heads[i], k) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
                         lp_trace **out, lp_error *err)
 {
@@ -155,6 +168,14 @@ lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_o
             lp_input_close(in);
             if (absorbed(st, path, named(paths, npaths, path), diags, err))
                 continue;
+            goto fail;
+        }
+        if (!fmt && is_ftrace(head, nh)) {
+            lp_input_close(in);
+            st = lp_error_set(err, LP_ERR_FORMAT,
+                              "%s: ftrace text (a kernel trace): this command reads activity traces; the critical "
+                              "path of a thread of kernel traces is `longpole cp --thread TID|NAME %s`",
+                              path, path);
             goto fail;
         }
         int is_bin = nh >= 8 && memcmp(head, LP_LPTB_MAGIC, 8) == 0;

@@ -48,7 +48,7 @@ const char *lp_input_sniff(const void *head_, size_t n, char *buf, size_t nbuf)
     size_t m = n - i;
     if (lp_input_is_ctf(head, n))
         snprintf(buf, nbuf, "it looks like part of a CTF trace (LTTng); kernel traces are read by "
-                            "`longpole cp --thread`");
+                            "`longpole cp --thread TID|NAME DIR`");
     else if (m == 0)
         return NULL; /* empty: not for this function */
     else if (p[0] == '{' && has(p, m, "\"longpole\"") && has(p, m, "\"command\""))

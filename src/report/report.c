@@ -193,6 +193,18 @@ int lp_report_applies(const lp_report *r, const char *name)
 
 /* ---- shared analyses -------------------------------------------------------------- */
 
+/* A path given by the caller (lp_report_data.cp), copied so the report owns its own. */
+static lp_status cpath_copy(const lp_cpath *src, lp_cpath *dst, lp_error *err)
+{
+    *dst = *src;
+    dst->e = lp_malloc((src->n ? src->n : 1) * sizeof *dst->e);
+    if (!dst->e)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    if (src->n)
+        memcpy(dst->e, src->e, src->n * sizeof *dst->e);
+    return LP_OK;
+}
+
 lp_status lp_report_graph_get(lp_report *r, const lp_report_graph **g, lp_error *err)
 {
     *g = NULL;
@@ -207,7 +219,7 @@ lp_status lp_report_graph_get(lp_report *r, const lp_report_graph **g, lp_error 
     if (st)
         return lp_error_push(err, "building the activity graph");
     memset(&r->g, 0, sizeof r->g);
-    st = lp_cpath_compute(&pag, &r->g.cp, err);
+    st = r->d.cp ? cpath_copy(r->d.cp, &r->g.cp, err) : lp_cpath_compute(&pag, &r->g.cp, err);
     r->g.nv = pag.nv;
     r->g.nwedges = pag.nwedges;
     r->g.ncedges = pag.ncedges;

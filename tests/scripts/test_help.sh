@@ -39,6 +39,7 @@ for c in $cmds; do
       generate) forms=("dataflow" "requests");;
       stream) forms=("--window 1s" "--emit");;
       export) forms=("--chrome -" "--sqlite $tmp/x.db");;
+      cp) forms=("" "--thread 1");;
       *) forms=("");;
     esac
     refused=0

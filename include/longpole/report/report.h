@@ -144,6 +144,9 @@ typedef struct lp_report_data {
     /* a Grade10 attribution (grade10 section; may be NULL) and its issues (may be NULL) */
     const lp_g10_attr *g10;
     const lp_g10_issues *g10_issues;
+    /* the critical path to show instead of the whole-trace one (e.g. one thread's path in
+       a kernel trace's execution graph, `cp --thread --html`); elements of `trace`, copied */
+    const lp_cpath *cp;
     /* shown in the header */
     const char *title;            /* NULL: "longpole report: " and the first input's name */
     const char *const *inputs;    /* the input names as given */

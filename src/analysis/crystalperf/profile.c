@@ -30,6 +30,28 @@ static int attr_i64(const lp_trace *t, uint32_t list, const char *key, int64_t *
     return 1;
 }
 
+int lp_cpf_act_bytes(const lp_trace *t, uint64_t a, double *disk, double *net)
+{
+    uint32_t list = t->aattr[a];
+    int64_t db = 0, nb = 0, in = 0, out = 0, rem = 0, loc = 0;
+    *disk = *net = 0;
+    if (!list)
+        return 0;
+    int own = attr_i64(t, list, "disk_bytes", &db) | attr_i64(t, list, "net_bytes", &nb);
+    if (own) {
+        *disk = (double)db, *net = (double)nb;
+        return 1;
+    }
+    int spark = attr_i64(t, list, "input_bytes", &in) | attr_i64(t, list, "output_bytes", &out) |
+                attr_i64(t, list, "shuffle_remote_bytes", &rem) | attr_i64(t, list, "shuffle_local_bytes", &loc);
+    lp_str l = lp_trace_attr(t, list, "locality");
+    int remote_input =
+        l != LP_STR_NONE && (!strcmp(lp_trace_str(t, l), "RACK_LOCAL") || !strcmp(lp_trace_str(t, l), "ANY"));
+    *disk = (double)loc + (double)out + (remote_input ? 0 : (double)in);
+    *net = (double)rem + (remote_input ? (double)in : 0);
+    return spark;
+}
+
 /* Spark: one activity of a task whose attributes carry its metrics. */
 static int spark_vector(const lp_trace *t, uint64_t a, double ns[LP_RES_N])
 {
@@ -43,16 +65,8 @@ static int spark_vector(const lp_trace *t, uint64_t a, double ns[LP_RES_N])
         if (!attr_i64(t, list, "cpu_ns", &cpu))
             return 0; /* Spark before 2.1: no CPU time; nothing to say */
         int64_t on = cpu < len ? cpu : len, rest = len - on;
-        int64_t in = 0, out = 0, rem = 0, loc = 0;
-        attr_i64(t, list, "input_bytes", &in);
-        attr_i64(t, list, "output_bytes", &out);
-        attr_i64(t, list, "shuffle_remote_bytes", &rem);
-        attr_i64(t, list, "shuffle_local_bytes", &loc);
-        lp_str l = lp_trace_attr(t, list, "locality");
-        int remote_input = l != LP_STR_NONE && (!strcmp(lp_trace_str(t, l), "RACK_LOCAL") ||
-                                                !strcmp(lp_trace_str(t, l), "ANY"));
-        double disk = (double)loc + (double)out + (remote_input ? 0 : (double)in);
-        double net = (double)rem + (remote_input ? (double)in : 0);
+        double disk, net;
+        lp_cpf_act_bytes(t, a, &disk, &net);
         ns[LP_RES_CPU] = (double)on;
         if (disk + net > 0) {
             ns[LP_RES_DISK] = (double)rest * disk / (disk + net);

@@ -23,16 +23,41 @@
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
 /* Alg. 2 on one device: the I/O part t_io of a task, split into buffer processing and
- * transfer; the transfer scaled by B/B'. Returns the new I/O time. */
-static double io_time(double t_io, double ratio, double bw, const lp_wi_config *c)
+ * transfer; the transfer scaled by B/B' (ratio B'/B) and by the sharing factor kf. Returns
+ * the new I/O time. */
+static double io_time(double t_io, double ratio, double bw, double kf, const lp_wi_config *c)
 {
-    if (ratio <= 0 || ratio == 1 || t_io <= 0)
+    if (ratio <= 0)
+        ratio = 1;
+    if ((ratio == 1 && kf == 1) || t_io <= 0)
         return t_io;
     double sb = c->buf_bytes > 0 ? c->buf_bytes : 65536, o = c->buf_ns > 0 ? c->buf_ns : 2000;
     double tp = bw > 0 ? (t_io * 1e-9 * bw / sb) * o : 0;
     if (tp > t_io)
         tp = t_io;
-    return tp + (t_io - tp) / ratio;
+    return tp + (t_io - tp) * kf / ratio;
+}
+
+/* A device's new time for a task (whatif.h): Alg. 2 (io_time) when the recording does
+ * not say the task's bytes and the recorded bandwidth, or with no_sharing; otherwise, on
+ * a device the recording saturated, Alg. 2 with the sharing factor k'/k; on one it did
+ * not saturate, the recorded time until the new bandwidth shared by k' tasks becomes the
+ * bound: max(t_io, k' D / B'). */
+static double dev_time(const lp_wi_node *nd, const lp_wi_config *c, double t_io, double bytes, double rate, double bw,
+                       double ratio)
+{
+    if (c->no_sharing || t_io <= 0 || bytes <= 0 || bw <= 0)
+        return io_time(t_io, ratio, bw, 1, c);
+    double k = nd->conc >= 1 ? nd->conc : 1, k2 = k;
+    if (c->slots && nd->rec_slots && c->slots != nd->rec_slots) {
+        double n2 = (double)c->slots;
+        k2 = k * n2 / (double)nd->rec_slots;
+        k2 = k2 < 1 ? 1 : k2 > n2 ? n2 : k2;
+    }
+    if (rate >= LP_WI_SATURATED * bw)
+        return io_time(t_io, ratio, bw, k2 / k, c);
+    double bw2 = bw * (ratio > 0 ? ratio : 1), bound = k2 * bytes / bw2 * 1e9;
+    return bound > t_io ? bound : t_io;
 }
 
 double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
@@ -42,7 +67,8 @@ double lp_wi_task_time(const lp_wi_node *nd, const lp_wi_config *c)
         return T;
     double sp = c->cpu_speed > 0 ? c->cpu_speed : 1;
     double tc = nd->v[LP_RES_CPU] * T, td = nd->v[LP_RES_DISK] * T, tn = nd->v[LP_RES_NET] * T;
-    return T - tc - td - tn + tc / sp + io_time(td, c->disk_ratio, c->disk_bw, c) + io_time(tn, c->net_ratio, c->net_bw, c);
+    return T - tc - td - tn + tc / sp + dev_time(nd, c, td, nd->disk_bytes, nd->disk_rate, c->disk_bw, c->disk_ratio) +
+           dev_time(nd, c, tn, nd->net_bytes, nd->net_rate, c->net_bw, c->net_ratio);
 }
 
 double lp_wi_memory(double recorded_ns, double mem, double mem2, double data_bytes, double per_byte_ns)

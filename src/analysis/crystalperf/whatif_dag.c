@@ -1,10 +1,12 @@
 /* whatif_dag.c: the job DAG a what-if replay runs (whatif.h): pools of slots, tasks and
  * the segments of sequential workers, dependencies from messages and from the order of
- * sequential workers, first waves and warm-up factors.
+ * sequential workers, first waves and warm-up factors, the tasks' recorded concurrency k
+ * and their groups' rates on the devices.
  *
  * Invariants: nodes are in order of recorded start (ties by worker, then by time on the
  * worker), every edge joins two different nodes, and the nodes of a sequential worker are
- * chained in time order. Cost: O(A log A + M log A).
+ * chained in time order; a task's k (conc) is at least 1. Cost: O(A log A + M log A) and
+ * the pairs of one pool's tasks that overlap.
  */
 #include "longpole/analysis/crystalperf/whatif.h"
 #include "longpole/base/alloc.h"
@@ -77,10 +79,16 @@ static lp_status worker_nodes(const lp_trace *t, const lp_cpf_profile *p, lp_wi_
         if (a > t->wfirst[w] && !gap && tk != LP_STR_NONE && amap[a - 1] != NONE && task_of(t, a - 1) == tk &&
             t->aend[a - 1] == t->astart[a] && !(t->aflags[a - 1] & LP_ACT_GAP)) {
             lp_wi_node *nd = &d->node[amap[a - 1]]; /* one task in several activities */
+            if (len > nd->dur)
+                nd->op = t->aop[a]; /* the task's operator: that of its longest part */
             double tot = (double)(nd->dur + len);
             for (int r = 0; r < LP_RES_N; r++)
                 nd->v[r] = tot > 0 ? (nd->v[r] * (double)nd->dur + v[r] * (double)len) / tot : nd->v[r];
             nd->dur += len;
+            double db, nb;
+            lp_cpf_act_bytes(t, a, &db, &nb); /* a task's metrics may be on each of its activities */
+            nd->disk_bytes = db > nd->disk_bytes ? db : nd->disk_bytes;
+            nd->net_bytes = nb > nd->net_bytes ? nb : nd->net_bytes;
             amap[a] = amap[a - 1];
             continue;
         }
@@ -91,6 +99,10 @@ static lp_status worker_nodes(const lp_trace *t, const lp_cpf_profile *p, lp_wi_
         nd->start = t->astart[a], nd->dur = len, nd->pool = pool, nd->worker = w, nd->op = t->aop[a];
         nd->kind = !gap ? LP_WI_TASK : t->atype[a] == LP_TYPE_WAITING ? LP_WI_WAIT : LP_WI_GAP;
         memcpy(nd->v, v, sizeof v);
+        if (!gap)
+            lp_cpf_act_bytes(t, a, &nd->disk_bytes, &nd->net_bytes);
+        nd->conc = 1;
+        nd->rec_slots = seq ? 0 : d->slots[pool];
         amap[a] = (uint32_t)d->n++;
     }
     return LP_OK;
@@ -240,6 +252,94 @@ static lp_status edges(const lp_trace *t, lp_wi_dag *d, const uint32_t *amap, lp
     return st;
 }
 
+/* k of every task (whatif.h): 1 + the time other tasks of its pool overlap it over its
+ * length, a sweep over each pool's tasks in order of start. O(n + overlapping pairs). */
+static lp_status concurrency(lp_wi_dag *d, lp_error *err)
+{
+    uint32_t *off = lp_calloc(d->npools + 1, sizeof *off), *idx = lp_malloc((d->n ? d->n : 1) * sizeof *idx);
+    double *ov = lp_calloc(d->n ? d->n : 1, sizeof *ov);
+    if (!off || !idx || !ov) {
+        lp_free(off);
+        lp_free(idx);
+        lp_free(ov);
+        return nomem(err);
+    }
+    for (size_t i = 0; i < d->n; i++)
+        if (d->node[i].kind == LP_WI_TASK && !d->seq[d->node[i].pool])
+            off[d->node[i].pool + 1]++;
+    for (uint32_t p = 0; p < d->npools; p++)
+        off[p + 1] += off[p];
+    for (size_t i = 0; i < d->n; i++) /* nodes are in order of start: so is each pool's list */
+        if (d->node[i].kind == LP_WI_TASK && !d->seq[d->node[i].pool])
+            idx[off[d->node[i].pool]++] = (uint32_t)i;
+    for (uint32_t p = d->npools; p > 0; p--)
+        off[p] = off[p - 1];
+    off[0] = 0;
+    for (uint32_t p = 0; p < d->npools; p++)
+        for (uint32_t x = off[p]; x < off[p + 1]; x++) {
+            const lp_wi_node *a = &d->node[idx[x]];
+            int64_t ea = a->start + a->dur;
+            for (uint32_t y = x + 1; y < off[p + 1] && d->node[idx[y]].start < ea; y++) {
+                const lp_wi_node *b = &d->node[idx[y]];
+                int64_t eb = b->start + b->dur, o = (eb < ea ? eb : ea) - b->start;
+                ov[idx[x]] += (double)o, ov[idx[y]] += (double)o;
+            }
+        }
+    for (size_t i = 0; i < d->n; i++)
+        if (d->node[i].dur > 0)
+            d->node[i].conc = 1 + ov[i] / (double)d->node[i].dur;
+    lp_free(off);
+    lp_free(idx);
+    lp_free(ov);
+    return LP_OK;
+}
+
+/* The rate of every task's pool and operator on each device (whatif.h): sum D over
+ * sum t_io / k of the group's tasks that moved bytes there. O(n) with a map. */
+static lp_status rates(lp_wi_dag *d, lp_error *err)
+{
+    lp_hmap m;
+    lp_status st = lp_hmap_init(&m, 64, err);
+    double *acc = NULL; /* per group: disk D, disk time, net D, net time */
+    size_t cap = 0, ng = 0;
+    uint32_t *grp = lp_malloc((d->n ? d->n : 1) * sizeof *grp);
+    if (!st && !grp)
+        st = nomem(err);
+    for (size_t i = 0; i < d->n && !st; i++) {
+        lp_wi_node *nd = &d->node[i];
+        grp[i] = UINT32_MAX;
+        if (nd->kind != LP_WI_TASK || d->seq[nd->pool] || (nd->disk_bytes <= 0 && nd->net_bytes <= 0))
+            continue;
+        uint64_t key = ((uint64_t)nd->pool << 32) | nd->op, g;
+        if (!lp_hmap_get(&m, key, &g)) {
+            if (lp_grow_at(&acc, &cap, (ng + 1) * 4, sizeof *acc)) {
+                st = nomem(err);
+                break;
+            }
+            memset(acc + ng * 4, 0, 4 * sizeof *acc);
+            if ((st = lp_hmap_put(&m, key, ng, err)))
+                break;
+            g = ng++;
+        }
+        grp[i] = (uint32_t)g;
+        double k = nd->conc >= 1 ? nd->conc : 1, dur = (double)nd->dur * 1e-9;
+        if (nd->disk_bytes > 0)
+            acc[g * 4] += nd->disk_bytes, acc[g * 4 + 1] += nd->v[LP_RES_DISK] * dur / k;
+        if (nd->net_bytes > 0)
+            acc[g * 4 + 2] += nd->net_bytes, acc[g * 4 + 3] += nd->v[LP_RES_NET] * dur / k;
+    }
+    for (size_t i = 0; i < d->n && !st; i++)
+        if (grp[i] != UINT32_MAX) {
+            const double *a = acc + (size_t)grp[i] * 4;
+            d->node[i].disk_rate = a[1] > 0 ? a[0] / a[1] : 0;
+            d->node[i].net_rate = a[3] > 0 ? a[2] / a[3] : 0;
+        }
+    lp_free(grp);
+    lp_free(acc);
+    lp_hmap_release(&m);
+    return st;
+}
+
 /* First waves (per pool and operator, the first `slots` tasks) and warm-up factors. */
 static lp_status waves(lp_wi_dag *d, lp_error *err)
 {
@@ -259,7 +359,9 @@ static lp_status waves(lp_wi_dag *d, lp_error *err)
         if ((st = lp_hmap_put(&cnt, key, k + 1, err)))
             break;
     }
-    /* w: per operator, mean first-wave time over mean later time; averaged by task count */
+    /* w: per operator, mean first-wave time over mean later time, clamped to [1/3, 3];
+     * averaged weighted by the operator's time (a pool's short bookkeeping activities,
+     * e.g. taking a task off a queue, vary most and weigh least) */
     for (uint32_t p = 0; p < d->npools && !st; p++)
         d->warmup[p] = 1;
     if (!st) {
@@ -289,8 +391,10 @@ static lp_status waves(lp_wi_dag *d, lp_error *err)
             double *a = acc + k * 5;
             if (a[1] > 0 && a[3] > 0 && a[2] > 0) {
                 uint32_t p = (uint32_t)a[4];
-                fs[p * 4] += (a[0] / a[1]) / (a[2] / a[3]) * (a[1] + a[3]);
-                fs[p * 4 + 1] += a[1] + a[3];
+                double w = (a[0] / a[1]) / (a[2] / a[3]);
+                w = w < 1.0 / 3 ? 1.0 / 3 : w > 3 ? 3 : w;
+                fs[p * 4] += w * (a[0] + a[2]);
+                fs[p * 4 + 1] += a[0] + a[2];
             }
         }
         for (uint32_t p = 0; p < d->npools && !st; p++)
@@ -323,6 +427,10 @@ lp_status lp_wi_dag_build(const lp_trace *t, const lp_cpf_profile *p, lp_wi_dag 
         st = order_nodes(d, amap, t->nacts, err);
     if (!st)
         st = edges(t, d, amap, err);
+    if (!st)
+        st = concurrency(d, err);
+    if (!st)
+        st = rates(d, err);
     if (!st)
         st = waves(d, err);
     d->t0 = t->tmin, d->t1 = t->tmax;

@@ -22,6 +22,7 @@ typedef struct feed {
     uint32_t reason_attrs[LP_KR_COUNT];
     uint32_t kind_attrs[LP_KL_COUNT];
     uint32_t *wid;
+    uint32_t fresh; /* the newest builder worker id so far */
 } feed;
 
 static lp_status str(feed *f, const char *s, lp_str *id, lp_error *err)
@@ -67,6 +68,9 @@ static lp_status worker(feed *f, uint32_t w, lp_error *err)
     lp_status st = lp_builder_worker(f->b, name, strlen(name), &f->wid[w], err);
     if (st)
         return st;
+    if (w > 0 && f->wid[w] <= f->fresh) /* builder ids come in order: a name seen before has an older one */
+        return lp_error_set(err, LP_ERR_FORMAT, "workers share the name '%s' (a damaged graph)", name);
+    f->fresh = f->wid[w];
     char num[24];
     snprintf(num, sizeof num, "%d", k->tid > 0 ? k->tid : k->cpu);
     lp_str kv[6] = {f->key_host, 0, k->tid > 0 ? f->key_tid : f->key_cpu, 0, f->key_comm, 0};

@@ -3,14 +3,17 @@
  * speed takes 2T; the paper's Flink arithmetic (§7.3: 1583.63 ms, v = 0.1513, 25 % CPU
  * share -> 2302 ms; 2322.5 ms, v = 0.8505 -> 8248 ms, within 1 ms); Alg. 2's split of
  * I/O time; the memory roofline; the warm-up factor. The DAG of a small recorded job
- * (coordinator and a pool) replays to its recorded runtime. And a naive twin: a plain
- * time-stepped event loop against the heap-based replay on thousands of random DAGs,
- * every start equal. */
+ * (coordinator and a pool) replays to its recorded runtime, also Sparklens-style (no
+ * vectors), and so do the Spark logs of ../shared/data (skipped without it). Shared
+ * devices: a saturated one is shared by the tasks running at once (k'/k), one that was not
+ * keeps its time until the new bandwidth shared by k' tasks is the bound. And a naive twin: a plain time-stepped event loop against the
+ * heap-based replay on thousands of random DAGs, every start equal. */
 #include "t.h"
 #include "tutil.h"
 #include "longpole/analysis/crystalperf/whatif.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static lp_wi_node task(int64_t start, int64_t dur, uint32_t pool, double vcpu, double vdisk, double vnet)
 {
@@ -121,6 +124,75 @@ static void test_replay_kat(void)
     CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_ERR_DATA);
 }
 
+/* A shared device: two network tasks of 1 s on a pool of 2 slots, side by side (k = 2),
+ * each sent 0.5 MB over a 1 MB/s link: the link was saturated, each had half of it. */
+static void test_sharing(void)
+{
+    lp_wi_node nd = task(0, 1000000000, 0, 0, 0, 1);
+    nd.net_bytes = 0.5e6, nd.conc = 2, nd.rec_slots = 2;
+    nd.net_rate = 1e6; /* the pool's tasks together: 1 MB over 1 s */
+    lp_wi_config c;
+    memset(&c, 0, sizeof c);
+    c.net_bw = 1e6;
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1); /* slots unchanged: as recorded */
+    c.slots = 1; /* alone on the link: the transfer in half the time; buffer processing stays */
+    double tp = (1e9 * 1e-9 * 1e6 / 65536) * 2000;
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 0.5)) < 1);
+    c.slots = 4; /* k' = 4: twice as long */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 2)) < 1);
+    c.net_ratio = 2, c.slots = 1; /* twice the bandwidth and alone: a quarter */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 0.25)) < 1);
+    c.net_ratio = 0;
+    c.no_sharing = 1; /* the paper's Alg. 1 alone */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.no_sharing = 0;
+    c.net_bw = 0; /* recorded bandwidth unknown: no sharing */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.net_bw = 1e6;
+    nd.net_bytes = 0.3e6, nd.net_rate = 0.6e6; /* 0.6 MB/s together: below 80 %, not saturated, no sharing */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.slots = 0, c.net_ratio = 0.8; /* not saturated: 2 x 0.3 MB over 0.8 MB/s is 0.75 s < 1 s: unchanged */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.net_ratio = 0.5; /* over 0.5 MB/s the bandwidth is the bound: 2 x 0.3 / 0.5 = 1.2 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1.2e9) < 1);
+    c.slots = 1; /* alone at 0.5 MB/s: 0.6 s, under its recorded 1 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    c.slots = 4, c.net_ratio = 0; /* four at once at 1 MB/s: 1.2 s */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1.2e9) < 1);
+    c.no_sharing = 1, c.net_ratio = 0.5; /* the paper's Alg. 2: transfer x2 */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 2)) < 1);
+    c.no_sharing = 0, c.net_ratio = 0, c.slots = 1;
+    nd.net_bytes = 0; /* bytes unknown */
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - 1e9) < 1);
+    /* saturated (1.5 x 0.6 MB/s); 4 slots -> 2: k' = clamp(1.5 x 2/4, 1, 2) = 1 */
+    nd.net_bytes = 0.6e6, nd.net_rate = 0.9e6, nd.conc = 1.5, nd.rec_slots = 4, c.slots = 2;
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) / 1.5)) < 1);
+    nd.conc = 2, nd.rec_slots = 2, c.slots = 1;
+    /* the disk alike */
+    nd.v[LP_RES_NET] = 0, nd.v[LP_RES_DISK] = 1, nd.disk_bytes = 0.5e6, nd.disk_rate = 1e6, c.disk_bw = 1e6;
+    CHECK(fabs(lp_wi_task_time(&nd, &c) - (tp + (1e9 - tp) * 0.5)) < 1);
+
+    /* the replay: the two tasks in a row on one slot take as long as side by side */
+    lp_wi_node two[2] = {task(0, 1000000000, 0, 0, 0, 1), task(0, 1000000000, 0, 0, 0, 1)};
+    for (int i = 0; i < 2; i++)
+        two[i].net_bytes = 0.5e6, two[i].net_rate = 1e6, two[i].conc = 2, two[i].rec_slots = 2, two[i].first_wave = 1;
+    uint32_t s2[1] = {2};
+    uint8_t seq[1] = {0};
+    double warm[1] = {1};
+    lp_wi_dag d;
+    dag_of(&d, two, 2, 1, s2, seq, warm, NULL, 0);
+    d.t1 = 1000000000;
+    memset(&c, 0, sizeof c);
+    c.net_bw = 1e6, c.slots = 1;
+    lp_wi_result r;
+    lp_error err;
+    CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_OK);
+    CHECK(llabs(r.makespan - 2 * llround(tp + (1e9 - tp) * 0.5)) <= 1);
+    c.no_sharing = 1;
+    CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_OK);
+    CHECK_EQ_I(r.makespan, 2000000000);
+}
+
 /* A recorded job: a coordinator launches 4 tasks on a pool of 2 threads, then reduces. */
 static void test_trace_dag(void)
 {
@@ -153,6 +225,15 @@ static void test_trace_dag(void)
         fprintf(stderr, "%s\n", err.msg);
     CHECK_EQ_I(r.recorded, 301);
     CHECK_EQ_I(r.makespan, 301);
+    c.no_vectors = 1; /* Sparklens-style, at the recorded configuration: the recorded run */
+    CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_OK);
+    CHECK_EQ_I(r.makespan, 301);
+    c.no_vectors = 0;
+    for (size_t i = 0; i < d.n; i++) /* the pool's tasks ran two at a time: k = 2 */
+        if (d.node[i].kind == LP_WI_TASK && !d.seq[d.node[i].pool]) {
+            CHECK(fabs(d.node[i].conc - 2) < 1e-12);
+            CHECK_EQ_I(d.node[i].rec_slots, 2);
+        }
     c.slots = 1; /* four tasks of 100 in a row, then R3's latency (1) and the reduce */
     CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_OK);
     CHECK_EQ_I(r.makespan, 400 + 1 + 100);
@@ -163,6 +244,45 @@ static void test_trace_dag(void)
     lp_cpf_profile_release(&p);
     lp_trace_free(t);
     lp_diags_release(&ds);
+}
+
+/* The Spark logs of ../shared/data: the replay at the recorded configuration, with and
+ * without resource vectors, is the recorded run (the model's own error is 0 there). */
+static void test_spark_self(void)
+{
+    static const char *logs[] = {"app-20170324182509-0000", "application_1553914137147_0018",
+                                 "local-1422981780767", "local-1430917381534"};
+    for (size_t k = 0; k < sizeof logs / sizeof *logs; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/../shared/data/spark/%s", LP_SOURCE_DIR, logs[k]);
+        lp_diags ds;
+        lp_diags_init(&ds, 4);
+        lp_trace *t = NULL;
+        lp_error err;
+        const char *paths[1] = {path};
+        if (lp_trace_load(paths, 1, NULL, &ds, &t, &err)) {
+            fprintf(stderr, "test_whatif: %s absent: Spark self-replay skipped\n", path);
+            lp_diags_release(&ds);
+            continue;
+        }
+        lp_cpf_profile p;
+        lp_wi_dag d;
+        CHECK(lp_cpf_profile_build(t, NULL, NULL, NULL, &p, &err) == LP_OK);
+        CHECK(lp_wi_dag_build(t, &p, &d, &err) == LP_OK);
+        lp_wi_config c;
+        memset(&c, 0, sizeof c);
+        lp_wi_result r;
+        for (int nv = 0; nv < 2; nv++) {
+            c.no_vectors = nv;
+            CHECK(lp_wi_replay(&d, &c, 0, &r, &err) == LP_OK);
+            CHECK(r.recorded > 0);
+            CHECK_EQ_I(r.makespan, r.recorded);
+        }
+        lp_wi_dag_release(&d);
+        lp_cpf_profile_release(&p);
+        lp_trace_free(t);
+        lp_diags_release(&ds);
+    }
 }
 
 /* ---- the naive twin ---------------------------------------------------------------------- */
@@ -354,7 +474,9 @@ int main(void)
 {
     test_formulas();
     test_replay_kat();
+    test_sharing();
     test_trace_dag();
+    test_spark_self();
     test_twin();
     return t_done("test_whatif");
 }

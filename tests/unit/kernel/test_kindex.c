@@ -142,7 +142,7 @@ static lp_status open_expect(const char *idx, const char *const *paths, size_t n
     lp_status st = lp_kindex_fingerprint(paths, n, &fp, err);
     if (st)
         return st;
-    lp_kindex_expect ex = {&fp, synced};
+    lp_kindex_expect ex = {&fp, synced, 0};
     lp_kgraph *g = NULL;
     st = lp_kindex_open(idx, &ex, &g, v, err);
     lp_kgraph_free(g);
@@ -233,10 +233,15 @@ static void fix_sum(unsigned char *b, size_t n)
     memcpy(b + n - 8, &s, 8);
 }
 
+/* The checks one after the other (1) or side by side on two threads (2), as large files
+ * are opened: every corruption case runs both ways. */
+static unsigned open_threads = 1;
+
 static lp_status open_bytes(const unsigned char *b, size_t n, lp_kindex_verdict *v, lp_kgraph **g, lp_error *err)
 {
     *g = NULL;
-    return lp_kindex_open_mem(b, n, "idx", NULL, g, v, err);
+    lp_kindex_expect ex = {NULL, -1, open_threads};
+    return lp_kindex_open_mem(b, n, "idx", &ex, g, v, err);
 }
 
 /* An opened graph must validate and answer every path query. */
@@ -402,7 +407,7 @@ static void invalid_contents(void)
         fix_sum(b, n);
         lp_kindex_verdict v;
         lp_kgraph *h = NULL;
-        lp_status st = lp_kindex_open_mem(b, n, "idx", NULL, &h, &v, &err);
+        lp_status st = open_bytes(b, n, &v, &h, &err);
         if (st == LP_OK || v != LP_KINDEX_CORRUPT)
             fprintf(stderr, "case '%s' was not refused as corrupt (%s)\n", cases[k].what, st ? err.msg : "accepted");
         CHECK(st != LP_OK && v == LP_KINDEX_CORRUPT);
@@ -411,6 +416,56 @@ static void invalid_contents(void)
     }
     free(b);
     free(orig);
+    lp_kgraph_free(g);
+}
+
+/* Two worker names made equal under a valid checksum: opening does not hash strings,
+ * so the file opens; the equal names are caught where they would matter (the model's
+ * workers, finding a thread by name), never merged silently. */
+static void equal_names(void)
+{
+    lp_kgraph *g = scenario(0);
+    if (!g)
+        return;
+    char path[512];
+    path_in(path, sizeof path, "e.lpkx");
+    lp_error err;
+    CHECK(lp_kindex_write(g, NULL, path, &err) == LP_OK);
+    size_t n = 0;
+    unsigned char *b = slurp(path, &n);
+    unlink(path);
+    uint32_t a = LP_NONE32, z = LP_NONE32; /* two threads whose names have one length */
+    for (uint32_t i = 0; i < g->nworkers && z == LP_NONE32; i++)
+        for (uint32_t j = i + 1; j < g->nworkers && z == LP_NONE32; j++)
+            if (g->w[i].tid > 0 && g->w[j].tid > 0 &&
+                strlen(lp_kgraph_worker_name(g, i)) == strlen(lp_kgraph_worker_name(g, j)))
+                a = i, z = j;
+    CHECK(b != NULL && z != LP_NONE32);
+    if (b && z != LP_NONE32) {
+        const char *na = lp_kgraph_worker_name(g, a), *nz = lp_kgraph_worker_name(g, z);
+        size_t len = strlen(nz) + 1;
+        unsigned char *at = NULL; /* the name in the string section (which starts at byte 128) */
+        for (size_t i = 128; !at && i + len <= n - 8; i++)
+            if (b[i - 1] == 0 && memcmp(b + i, nz, len) == 0)
+                at = b + i;
+        CHECK(at != NULL);
+        if (at) {
+            memcpy(at, na, len);
+            fix_sum(b, n);
+            lp_kgraph *h = NULL;
+            lp_kindex_verdict v;
+            CHECK(open_bytes(b, n, &v, &h, &err) == LP_OK);
+            if (h) {
+                lp_trace *t = NULL;
+                CHECK(lp_kgraph_to_trace(h, NULL, &t, &err) == LP_ERR_FORMAT && strstr(err.msg, "share the name"));
+                lp_trace_free(t);
+                uint32_t w;
+                CHECK(lp_kgraph_find_thread(h, na, NULL, &w, &err) == LP_ERR_ARG && strstr(err.msg, "ambiguous"));
+                lp_kgraph_free(h);
+            }
+        }
+    }
+    free(b);
     lp_kgraph_free(g);
 }
 
@@ -426,6 +481,10 @@ int main(void)
     fingerprints();
     corruption();
     invalid_contents();
+    open_threads = 2;
+    corruption();
+    invalid_contents();
+    equal_names();
     rmdir(tmpdir);
     return t_done("test_kindex");
 }

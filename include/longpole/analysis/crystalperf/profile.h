@@ -62,4 +62,10 @@ void lp_cpf_profile_release(lp_cpf_profile *p);
  * share its evidence covers. */
 double lp_cpf_act_vector(const lp_cpf_profile *p, uint64_t a, double v[LP_RES_N]);
 
+/* The bytes activity a moved on disk and on the network, from its attributes: disk_bytes
+ * and net_bytes (any trace), else Spark's byte metrics split as above (input and output:
+ * disk, or net for RACK_LOCAL / ANY input; shuffle: remote net, local disk). Returns 0
+ * (and zeros) when it carries none. */
+int lp_cpf_act_bytes(const lp_trace *t, uint64_t a, double *disk, double *net);
+
 #endif

@@ -4,7 +4,8 @@
  *
  * The DAG (lp_wi_dag_build) comes from a trace: every activity of a worker in a pool
  * (attribute pool=, or a Spark task slot: executor=) is a task the replay may move to any
- * slot of its pool (consecutive activities with one task= value are one task); every
+ * slot of its pool (consecutive activities with one task= value are one task, of the
+ * operator of its longest part); every
  * other worker is sequential (one slot; all its segments, gaps included, stay in order:
  * a `waiting` gap takes no time of its own, the segment after it waits for the messages
  * that ended it; an `unknown` gap keeps its length). Messages are dependencies: the
@@ -19,10 +20,21 @@
  *   Alg. 1 (cores N -> N', CPU speed s -> s'): T' = T (1 - v_cpu + v_cpu s/s'); a task that
  *     moves into the first wave of its operator on its pool is slowed by the warm-up
  *     factor w, one that moves out of it sped up by w (w fitted per pool: mean first-wave
- *     time over mean later time of the same operator, clamped to [1/3, 3]);
+ *     time over mean later time of the same operator, clamped to [1/3, 3], averaged over
+ *     operators weighted by their time);
  *   Alg. 2 (bandwidth B -> B', disk and network separately): t_io = v T; D = t_io B; the
  *     buffer processing t_p = (D / S_B) o stays, the transfer t_io - t_p is scaled by B/B';
  *     network messages between hosts are scaled by B/B' too;
+ *   shared devices (not in the paper, which assumes every task has the bandwidth to
+ *     itself), when the task's bytes D (attributes disk_bytes / net_bytes, or Spark's byte
+ *     metrics) and the recorded bandwidth B are known: k is the mean number of its pool's
+ *     tasks running beside it, itself included; on N' slots instead of N it runs beside
+ *     k' = clamp(k N'/N, 1, N') (k' = k with the slots unchanged). A task whose pool kept
+ *     the device saturated (the rate of its pool's tasks of its operator together,
+ *     sum D / sum (t_io / k), >= LP_WI_SATURATED B) had 1/k of it: Alg. 2 with the
+ *     transfer also scaled by k'/k. On a device it did not saturate its time was not set by
+ *     the bandwidth: it keeps t_io until the new bandwidth shared by k' tasks is the bound,
+ *     t' = max(t_io, k' D / B');
  *   the rest (wait, unknown) is kept.
  * The model's own error is the replay at the recorded configuration against the recorded
  * runtime (as Sparklens reports it): lp_wi_result.self_error of a replay with an
@@ -44,7 +56,16 @@ typedef struct lp_wi_node {
     uint8_t kind;              /* LP_WI_* */
     uint8_t first_wave;        /* in its operator's first wave on its pool, recorded */
     double v[LP_RES_N];        /* resource vector (fractions of dur) */
+    double disk_bytes, net_bytes; /* the task's data on each device (0: not known) */
+    double conc;               /* k: mean number of its pool's tasks running beside it, itself
+                                  included (>= 1; 0 counts as 1) */
+    double disk_rate, net_rate; /* bytes/s its pool's tasks of its operator moved on the device together:
+                                   sum D / sum (t_io / k) (0: not known) */
+    uint32_t rec_slots;        /* N: the slots of its pool in the recording */
 } lp_wi_node;
+
+/* The share of the recorded bandwidth from which a device counts as saturated. */
+#define LP_WI_SATURATED 0.8
 
 typedef struct lp_wi_edge {
     uint32_t src, dst;
@@ -77,6 +98,7 @@ typedef struct lp_wi_config {
     double buf_bytes, buf_ns;  /* S_B and o (defaults 65536 bytes and 2000 ns) */
     int no_vectors;            /* a Sparklens-style replay: task times are not scaled */
     int no_warmup;
+    int no_sharing;            /* the paper's Alg. 1 and 2 only: no shared devices */
 } lp_wi_config;
 
 typedef struct lp_wi_result {

@@ -63,6 +63,9 @@ const char *lp_kindex_verdict_name(lp_kindex_verdict v); /* "ok", "corrupt", "fo
 typedef struct lp_kindex_expect {
     const lp_kindex_fp *fp; /* the traces as they are now; NULL: do not compare (the caller vouches) */
     int synced;             /* 1 clocks synchronised, 0 raw, -1 either */
+    unsigned threads;       /* the checksum and the content checks: 0 automatic (side by side on
+                               two threads for files of 16 MB and more, when there are 2 CPUs),
+                               1 one after the other, 2 side by side whatever the size */
 } lp_kindex_expect;
 
 /* Map and check an index file (expect may be NULL: no comparison). The graph's columns
