@@ -21,11 +21,22 @@ enum {
     LP_EXIT_NOMEM = 6,     /* out of memory */
     LP_EXIT_LIMIT = 7,     /* a capacity limit was exceeded */
     LP_EXIT_INDEX = 8,     /* an index file is stale or foreign to its traces (kcli.h) */
+    LP_EXIT_EMPTY = 9,     /* the input or the chosen window holds no activity: nothing to analyse */
     LP_EXIT_INTERNAL = 70  /* a bug: please report */
 };
 
 /* Map a library status to an exit status. */
 int cli_exit_for(lp_status st);
+
+/* ---- refusing an analysis of nothing (empty.c, docs/trust.md) --------------------------- */
+
+/* If t holds no activity of the input (filled gaps do not count), say so on stderr and
+ * return LP_EXIT_EMPTY; else 0. */
+int cli_refuse_empty(const char *cmd, const lp_trace *t);
+/* If the window [from, to] (absolute ns) holds no activity of t (it lies outside the
+ * trace, or only gaps or nothing fall in it; w is the window's projection, or NULL to
+ * judge by the bounds only), say so and return LP_EXIT_EMPTY; else 0. */
+int cli_refuse_window(const char *cmd, const lp_trace *t, const lp_trace *w, int64_t from, int64_t to);
 
 /* ---- loading a trace (load.c) ---------------------------------------------------------- */
 
@@ -36,6 +47,7 @@ typedef struct cli_load {
     int quiet;             /* -q: do not print diagnostics, only the summary line */
     size_t max_diags;      /* --max-errors N: diagnostics printed in full (0: the default, 20) */
     int no_progress;
+    int merge;             /* --merge: several inputs are one trace even when they are separate runs */
 } cli_load;
 
 /* Their tables, on a cli_load: --format F; --strict, -q/--quiet, --max-errors N. */
@@ -48,6 +60,9 @@ extern const cli_opt cli_format_opts[], cli_diag_opts[];
  * an exit status. *data_errors is set when records were dropped (the caller exits
  * with LP_EXIT_DATA after producing its output). */
 int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, int *data_errors);
+/* The runs among `paths` (runs.h): 0 and *runs filled (release it), or an exit
+ * status. Inputs left out are reported on stderr when there are several runs. */
+int cli_find_runs(const cli_load *o, char **paths, int npaths, lp_runs *runs);
 /* Print the diagnostics summary of a sink to stderr. */
 void cli_print_diags(const lp_diags *ds, size_t max);
 
@@ -105,6 +120,8 @@ typedef struct cli_cp_opts {
     uint64_t path_limit, top;
     int windowed;
     int64_t from, to;
+    const lp_runs *runs;   /* several runs analysed one by one (runs.h): this is run `run` of them; or NULL */
+    size_t run;
 } cli_cp_opts;
 int cli_cp_print(const lp_trace *t, const cli_cp_opts *o, int data_errors);
 

@@ -168,6 +168,11 @@ static int window(const check_args *a, lp_trace **t)
     lp_error_clear(&err);
     if (lp_trace_window(*t, from, to, &wt, &err))
         return cli_fail("check", &err);
+    int rc = cli_refuse_window("check", *t, wt, from, to); /* nothing to check is no clean trace */
+    if (rc) {
+        lp_trace_free(wt);
+        return rc;
+    }
     lp_trace_free(*t);
     *t = wt;
     return 0;
@@ -188,6 +193,8 @@ int cmd_check(int argc, char **argv)
     }
     rc = load(&a, &rest, &ds, &t);
     cli_args_release(&cli_spec_check, &a, &rest);
+    if (!rc)
+        rc = cli_refuse_empty("check", t);
     if (!rc)
         rc = window(&a, &t);
     lp_pag g;

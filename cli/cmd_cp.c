@@ -53,7 +53,10 @@ const cli_spec cli_spec_cp = {
              "operator, start, end, duration) and messages (sender -> receiver), with its total,\n"
              "then broken down by activity type, worker and operator next to the conventional\n"
              "profile (the plain sum of durations by the same keys, SnailTrail §3.3): what a\n"
-             "profiler would have blamed instead. Times are printed in ns after the trace start.\n",
+             "profiler would have blamed instead. Times are printed in ns after the trace start.\n"
+             "It opens with the answer (the headline). Inputs whose times do not overlap are\n"
+             "separate runs, each analysed on its own (--merge makes them one trace); an input or\n"
+             "window with no activity is refused (exit 9). docs/trust.md.\n",
     .groups = {CLI_OWN("options:", cp_opts), CLI_LOAD_GROUPS(cp_args, load)},
     .notes = "ties: the latest end vertex, then the path reaching back furthest, then the lowest\n"
              "worker; at a vertex the worker's own activity beats a message of equal reach, and the\n"
@@ -72,9 +75,43 @@ static int resolve_window(const cp_args *a, const lp_trace *t, cli_cp_opts *o)
                          a->from);
     if (a->to && cli_parse_time(a->to, t->tmin, &o->to))
         return cli_usage("cp", "bad --to time '%s'", a->to);
+    int rc;
+    if (o->windowed && (rc = cli_refuse_window("cp", t, NULL, o->from, o->to))) /* before --to < --from: past the end */
+        return rc;
     if (o->windowed && o->to < o->from)
         return cli_usage("cp", "--to (%lld) is before --from (%lld)", (long long)o->to, (long long)o->from);
     return 0;
+}
+
+/* Inputs that are several runs (runs.h; no --merge): each analysed on its own, one
+ * section (or JSON document, one per line) per run; the exit status is the worst. */
+static int cp_runs(const cp_args *a, const lp_runs *r)
+{
+    cli_load one = a->load;
+    one.merge = 1;
+    int worst = 0;
+    if (!a->json)
+        printf("%zu separate runs (their times do not overlap, so they are not one trace): each is analysed on its "
+               "own; --merge makes them one trace\n", r->n);
+    for (size_t k = 0; k < r->n; k++) {
+        size_t n = r->first[k + 1] - r->first[k];
+        if (!a->json) {
+            printf("\n== run %zu of %zu: %s", k + 1, r->n, r->paths[r->first[k]]);
+            if (n > 1)
+                printf(" and %zu more file%s", n - 1, n == 2 ? "" : "s");
+            printf("\n\n");
+        }
+        fflush(stdout);
+        lp_trace *t = NULL;
+        int data_errors = 0;
+        int rc = cli_load_trace(&one, r->paths + r->first[k], (int)n, &t, &data_errors);
+        cli_cp_opts o = {a->json, a->path_limit, a->top, 0, 0, 0, r, k};
+        if (!rc && !(rc = resolve_window(a, t, &o)))
+            rc = cli_cp_print(t, &o, data_errors);
+        lp_trace_free(t);
+        worst = rc > worst ? rc : worst;
+    }
+    return worst;
 }
 
 int cmd_cp(int argc, char **argv)
@@ -88,14 +125,23 @@ int cmd_cp(int argc, char **argv)
         return rc;
     lp_trace *t = NULL;
     int data_errors = 0;
+    lp_runs runs;
+    memset(&runs, 0, sizeof runs);
+    int done = 0; /* analysed run by run */
     if (!rest.n)
         rc = cli_usage("cp", "no trace given");
-    else
+    else if (!a.load.merge && !(rc = cli_find_runs(&a.load, rest.operands, rest.n, &runs)) && runs.n > 1) {
+        rc = cp_runs(&a, &runs);
+        done = 1;
+    } else if (!rc) {
+        a.load.merge = 1; /* one run: checked */
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
+    }
+    lp_runs_release(&runs);
     cli_args_release(&cli_spec_cp, &a, &rest);
-    if (rc)
+    if (rc || done)
         return rc;
-    cli_cp_opts o = {a.json, a.path_limit, a.top, 0, 0, 0};
+    cli_cp_opts o = {a.json, a.path_limit, a.top, 0, 0, 0, NULL, 0};
     if (!(rc = resolve_window(&a, t, &o)))
         rc = cli_cp_print(t, &o, data_errors);
     lp_trace_free(t);

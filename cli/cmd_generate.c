@@ -249,7 +249,7 @@ int cmd_demo(int argc, char **argv)
                "800k records/s, flatmap.1 three times slower, 30%% of keyed records to count.0).\n"
                "Same trace: longpole generate dataflow --demo -o demo.lpt\n\n");
     }
-    cli_cp_opts co = {json, 40, 10, 0, 0, 0};
+    cli_cp_opts co = {json, 40, 10, 0, 0, 0, NULL, 0};
     rc = cli_cp_print(t, &co, 0);
     if (!json && rc == 0) {
         lp_pag g;

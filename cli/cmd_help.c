@@ -26,6 +26,8 @@ static const char exit_codes[] =
      "  7   a capacity limit was exceeded (e.g. 2^32 activities)\n"
      "  8   an index file (`longpole index`) is stale (its traces changed since) or foreign\n"
      "      (built from other traces, with another clock option, or not an index)\n"
+     "  9   the input, or the window chosen with --from/--to, holds no activity: there\n"
+     "      is nothing to analyse (never a critical path of 0)\n"
      "  70  internal error\n"
      "record, monitor: the recorded command's own status (128+N if signal N ended it), or\n"
      "  125 the recording failed (directory, a named source that cannot run or failed)\n"

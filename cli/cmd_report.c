@@ -164,6 +164,13 @@ int cmd_report(int argc, char **argv)
         viewcli_apply(&a.vc);
         rc = viewcli_load(&a.vc, "report", rest.operands, rest.n, nsec ? names : NULL, nsec, &in, &r, &data_errors);
     }
+    if (!rc) { /* a report of nothing is no report (docs/trust.md) */
+        const lp_report_data *d = lp_report_data_of(r);
+        if (d->trace && !d->spans && !d->reqstats && !d->samples && (rc = cli_refuse_empty("report", d->trace))) {
+            lp_report_free(r);
+            lp_report_inputs_release(&in);
+        }
+    }
     if (rc) {
         cli_args_release(&cli_spec_report, &a, &rest);
         return rc;

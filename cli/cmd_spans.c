@@ -1,6 +1,9 @@
 /* cmd_spans.c: `longpole spans`: the critical path of span trees (Jaeger, Zipkin,
  * OTLP) per trace, and exclusive critical-path time per service operation and per
- * call path at trace-latency percentiles (CRISP), as tables, JSON or folded stacks. */
+ * call path at trace-latency percentiles (CRISP), as tables, JSON or folded stacks.
+ * The output names its definition (the request's path) and points to `cp` (the
+ * whole-trace path), and counts what the walk did to the data: spans clipped to their
+ * parent (clock skew), children left out (docs/trust.md). */
 #include "cli.h"
 #include "base/util.h"
 #include "longpole/model/span.h"
@@ -107,6 +110,56 @@ static const char *pname(double p, char *buf, size_t n)
     return buf;
 }
 
+/* ---- definition and adjustments ---------------------------------------------- */
+
+#define SPANS_DEF                                                                                                 \
+    "request path: each trace's critical path from its root span (Jaeger UI's walk) over the spans the root "     \
+    "waits for; asynchronous children and children outside their parent are left out, overhanging ones clipped. " \
+    "The whole-trace path, over every span including asynchronous ones that outlive the root, is `longpole cp` "  \
+    "(docs/trust.md)"
+
+/* What the walks did to the data, over the traces analysed. */
+typedef struct spans_adj {
+    uint64_t traces;            /* traces with a clipped or left-out span */
+    uint64_t clipped, outside, async;
+    int64_t clipped_ns;
+} spans_adj;
+
+static void adj_add(spans_adj *x, const lp_spancp *cp)
+{
+    x->traces += cp->nclipped || cp->noutside;
+    x->clipped += cp->nclipped;
+    x->clipped_ns += cp->clipped_ns;
+    x->outside += cp->noutside;
+    x->async += cp->nasync;
+}
+
+static void json_adj(lp_jsonw *j, uint64_t clipped, int64_t clipped_ns, uint64_t outside, uint64_t async)
+{
+    lp_jsonw_key(j, "adjustments");
+    lp_jsonw_obj(j);
+    lp_jsonw_ku64(j, "spans_clipped", clipped);
+    lp_jsonw_ki64(j, "clipped_ns", clipped_ns);
+    lp_jsonw_ku64(j, "children_outside_parent_left_out", outside);
+    lp_jsonw_ku64(j, "async_children_left_out", async);
+    lp_jsonw_obj_end(j);
+}
+
+/* "1 span clipped to its parent (65.4 ms cut off: clock skew?), ..." */
+static void text_adj(FILE *f, uint64_t clipped, int64_t clipped_ns, uint64_t outside)
+{
+    char d[32];
+    if (clipped)
+        fprintf(f, "%llu span%s clipped to %s parent (%s cut off; a child that starts before its parent or ends "
+                   "after it usually means clock skew between hosts)",
+                (unsigned long long)clipped, clipped == 1 ? "" : "s", clipped == 1 ? "its" : "their",
+                lp_fmt_dur(clipped_ns, d, sizeof d));
+    if (outside)
+        fprintf(f, "%s%llu waited-on child%s outside %s parent left out, with everything under %s",
+                clipped ? "; " : "", (unsigned long long)outside, outside == 1 ? "" : "ren",
+                outside == 1 ? "its" : "their", outside == 1 ? "it" : "them");
+}
+
 /* ---- per trace ---------------------------------------------------------------- */
 
 static void text_trace(const lp_spans *sp, const lp_spancp *cp)
@@ -121,12 +174,22 @@ static void text_trace(const lp_spans *sp, const lp_spancp *cp)
     printf(" (root %s %s %s, %zu section%s)\n", lp_spans_idstr(sp, cp->root, id, sizeof id),
            lp_spans_str(sp, sp->service[cp->root]), lp_spans_str(sp, sp->op[cp->root]), cp->nsec,
            cp->nsec == 1 ? "" : "s");
-    printf("  %14s %14s %12s  %-20s %s\n", "start (ns)", "end (ns)", "duration", "span", "service operation");
+    int width = 20; /* the span column: as wide as its longest id */
+    for (size_t k = 0; k < cp->nsec; k++) {
+        int l = (int)strlen(lp_spans_idstr(sp, cp->sec[k].span, id, sizeof id));
+        width = l > width ? l : width;
+    }
+    printf("  %14s %14s %12s  %-*s %s\n", "start (ns)", "end (ns)", "duration", width, "span", "service operation");
     for (size_t k = 0; k < cp->nsec; k++) {
         const lp_spancp_section *s = &cp->sec[k];
-        printf("  %14lld %14lld %12s  %-20s %s %s\n", (long long)(s->start - cp->start), (long long)(s->end - cp->start),
-               lp_fmt_dur(s->end - s->start, d, sizeof d), lp_spans_idstr(sp, s->span, id, sizeof id),
+        printf("  %14lld %14lld %12s  %-*s %s %s\n", (long long)(s->start - cp->start), (long long)(s->end - cp->start),
+               lp_fmt_dur(s->end - s->start, d, sizeof d), width, lp_spans_idstr(sp, s->span, id, sizeof id),
                lp_spans_str(sp, sp->service[s->span]), lp_spans_str(sp, sp->op[s->span]));
+    }
+    if (cp->nclipped || cp->noutside) {
+        printf("  adjusted: ");
+        text_adj(stdout, cp->nclipped, cp->clipped_ns, cp->noutside);
+        printf("\n");
     }
 }
 
@@ -143,6 +206,7 @@ static void json_trace(lp_jsonw *j, const lp_spans *sp, const lp_spancp *cp)
         lp_jsonw_ki64(j, "start", cp->start);
         lp_jsonw_ki64(j, "latency_ns", cp->latency);
     }
+    json_adj(j, cp->nclipped, cp->clipped_ns, cp->noutside, cp->nasync);
     lp_jsonw_key(j, "sections");
     lp_jsonw_arr(j);
     for (size_t k = 0; k < cp->nsec; k++) {
@@ -330,6 +394,11 @@ static void json_head(lp_jsonw *j, const lp_spans *sp)
     lp_jsonw_obj(j);
     lp_jsonw_kstr(j, "longpole", LONGPOLE_VERSION);
     lp_jsonw_kstr(j, "command", "spans");
+    lp_jsonw_key(j, "definition");
+    lp_jsonw_obj(j);
+    lp_jsonw_kstr(j, "path", "request");
+    lp_jsonw_kstr(j, "note", SPANS_DEF);
+    lp_jsonw_obj_end(j);
     lp_jsonw_key(j, "input");
     lp_jsonw_obj(j);
     lp_jsonw_ku64(j, "files", sp->nfiles);
@@ -352,13 +421,13 @@ static void text_head(const lp_spans *sp)
         printf(" (%llu parts merged, %llu duplicates dropped, %llu orphans, %llu cycles broken)",
                (unsigned long long)sp->nmerged, (unsigned long long)sp->ndup, (unsigned long long)sp->norphan,
                (unsigned long long)sp->ncycle);
-    printf("\n");
+    printf("\ndefinition: %s\n", SPANS_DEF);
 }
 
 /* The critical path of every trace (or --trace's), into the aggregate, printed when
  * shown (--sections, --trace, or a single trace). */
 static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t only, int show, lp_spancp_agg *agg,
-                           lp_jsonw *j, lp_error *err)
+                           lp_jsonw *j, spans_adj *adj, lp_error *err)
 {
     lp_spancp cp;
     lp_spancp_init(&cp);
@@ -372,6 +441,7 @@ static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t onl
             continue;
         if ((st = lp_spancp_trace(&cp, sp, t, err)) || (st = lp_spancp_agg_add(agg, &cp, err)))
             break;
+        adj_add(adj, &cp);
         if (show && !a->folded) {
             if (a->json)
                 json_trace(j, sp, &cp);
@@ -386,9 +456,11 @@ static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t onl
 }
 
 static void json_percentiles(lp_jsonw *j, const lp_spancp_agg *agg, const lp_spancp_pct *pct, size_t np,
-                             int data_errors)
+                             const spans_adj *adj, int data_errors)
 {
     lp_jsonw_ku64(j, "traces_analysed", lp_spancp_agg_traces(agg));
+    json_adj(j, adj->clipped, adj->clipped_ns, adj->outside, adj->async);
+    lp_jsonw_ku64(j, "traces_adjusted", adj->traces);
     lp_jsonw_key(j, "percentiles");
     lp_jsonw_arr(j);
     for (size_t k = 0; k < np; k++) {
@@ -407,12 +479,18 @@ static void json_percentiles(lp_jsonw *j, const lp_spancp_agg *agg, const lp_spa
     lp_jsonw_end(j);
 }
 
-static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct, size_t np, uint64_t top)
+static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct, size_t np, uint64_t top,
+                             const spans_adj *adj)
 {
     uint64_t ntr = lp_spancp_agg_traces(agg);
     if (ntr == 0) {
         printf("no trace has a root span: nothing to analyse\n");
         return;
+    }
+    if ((adj->clipped || adj->outside) && ntr > 1) {
+        printf("\nadjustments in %llu of %llu traces: ", (unsigned long long)adj->traces, (unsigned long long)ntr);
+        text_adj(stdout, adj->clipped, adj->clipped_ns, adj->outside);
+        printf("\n");
     }
     char d[32], pn[16];
     printf("\ntraces analysed: %llu; latency", (unsigned long long)ntr);
@@ -447,18 +525,24 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
         json_head(&j, sp);
     else if (!a->folded)
         text_head(sp);
-    if (per_trace(a, sp, only, show, agg, &j, &err) ||
+    spans_adj adj = {0, 0, 0, 0, 0};
+    if (per_trace(a, sp, only, show, agg, &j, &adj, &err) ||
         lp_spancp_agg_percentiles(agg, a->folded ? &a->folded_p : a->pct, np, &pct, &err)) {
         lp_spancp_agg_free(agg);
         return cli_fail("spans", &err);
     }
     int rc = 0;
+    if ((adj.clipped || adj.outside) && !a->load.quiet) {
+        fprintf(stderr, "longpole spans: warning: ");
+        text_adj(stderr, adj.clipped, adj.clipped_ns, adj.outside);
+        fprintf(stderr, "; the paths use the adjusted times\n");
+    }
     if (a->folded)
         rc = folded(agg, &pct[0]);
     else if (a->json)
-        json_percentiles(&j, agg, pct, np, data_errors);
+        json_percentiles(&j, agg, pct, np, &adj, data_errors);
     else
-        text_percentiles(agg, pct, np, a->top);
+        text_percentiles(agg, pct, np, a->top, &adj);
     lp_spancp_pct_free(pct, np);
     lp_spancp_agg_free(agg);
     if (rc)

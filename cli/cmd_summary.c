@@ -157,6 +157,8 @@ static int resolve_times(const summary_args *a, const lp_trace *t, int64_t *from
         return cli_usage("summary", "bad --from time '%s'", a->from);
     if (a->to && cli_parse_time(a->to, t->tmin, to))
         return cli_usage("summary", "bad --to time '%s'", a->to);
+    if ((a->from || a->to) && (*from >= t->tmax || *to <= t->tmin)) /* past the end: not the user's --to */
+        return cli_refuse_window("summary", t, NULL, *from, *to);
     if (*to < *from)
         return cli_usage("summary", "--to (%lld) is before --from (%lld)", (long long)*to, (long long)*from);
     return 0;
@@ -175,7 +177,7 @@ int cmd_summary(int argc, char **argv)
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
     cli_args_release(&cli_spec_summary, &a, &rest);
     int64_t from, to;
-    if (rc || (rc = resolve_times(&a, t, &from, &to))) {
+    if (rc || (rc = cli_refuse_empty("summary", t)) || (rc = resolve_times(&a, t, &from, &to))) {
         lp_trace_free(t);
         return rc;
     }

@@ -9,6 +9,9 @@
 const cli_opt cli_format_opts[] = {
     {"--format", .kind = CLI_STR, .arg = "F", CLI_AT(cli_load, format), .err = "--format needs a value",
      .example = "lpt", .help = "force the input format (lpt, lptb, or an importer's name:\n`longpole help formats`)"},
+    {"--merge", .kind = CLI_FLAG, CLI_AT(cli_load, merge),
+     .help = "make several inputs one trace even when their times do not overlap\n(default: separate runs are refused, or "
+             "analysed one by one by cp;\ndocs/trust.md)"},
     CLI_END,
 };
 
@@ -30,7 +33,7 @@ void cli_print_diags(const lp_diags *ds, size_t max)
         fprintf(stderr, "%s\n", buf);
     }
     uint64_t total = ds->nerrors + ds->nwarnings + ds->nnotes;
-    if (total > shown)
+    if (total > shown && max) /* -q (max 0): only the counts below */
         fprintf(stderr, "... and %llu more\n", (unsigned long long)(total - shown));
     if (total) {
         fprintf(stderr, "input: %llu error%s, %llu warning%s (", (unsigned long long)ds->nerrors,
@@ -46,8 +49,56 @@ void cli_print_diags(const lp_diags *ds, size_t max)
     }
 }
 
+int cli_find_runs(const cli_load *o, char **paths, int npaths, lp_runs *runs)
+{
+    lp_diags ds;
+    size_t max = o->max_diags ? o->max_diags : 20;
+    lp_diags_init(&ds, o->quiet ? 0 : max);
+    lp_load_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.format = o->format;
+    lp_error err;
+    lp_error_clear(&err);
+    lp_status st = lp_load_runs((const char *const *)paths, (size_t)npaths, &lo, &ds, runs, &err);
+    if (!st && runs->n > 1)
+        cli_print_diags(&ds, o->quiet ? 0 : max);
+    lp_diags_release(&ds);
+    if (st) {
+        fprintf(stderr, "longpole: %s\n", err.msg[0] ? err.msg : lp_status_str(st));
+        return cli_exit_for(st);
+    }
+    return 0;
+}
+
+/* Several runs given to a command that analyses one trace: refused, with the remedy. */
+static int refuse_runs(char **paths, int npaths, const cli_load *o)
+{
+    lp_runs r;
+    int rc = cli_find_runs(o, paths, npaths, &r);
+    if (rc || r.n < 2) {
+        if (!rc)
+            lp_runs_release(&r);
+        return rc;
+    }
+    fprintf(stderr, "longpole: these inputs are %zu separate runs (their times do not overlap, so they are not one "
+                    "trace):\n", r.n);
+    for (size_t k = 0; k < r.n; k++)
+        fprintf(stderr, "  run %zu: %s%s (%zu file%s)\n", k + 1, r.paths[r.first[k]],
+                r.first[k + 1] - r.first[k] > 1 ? " ..." : "", r.first[k + 1] - r.first[k],
+                r.first[k + 1] - r.first[k] == 1 ? "" : "s");
+    fprintf(stderr, "analyse each on its own (`longpole cp` does it run by run), or give --merge to make them one "
+                    "trace\n");
+    lp_runs_release(&r);
+    return LP_EXIT_USAGE;
+}
+
 int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, int *data_errors)
 {
+    *out = NULL;
+    *data_errors = 0;
+    int rc0 = o->merge ? 0 : refuse_runs(paths, npaths, o);
+    if (rc0)
+        return rc0;
     lp_diags ds;
     size_t max = o->max_diags ? o->max_diags : 20;
     lp_diags_init(&ds, o->quiet ? 0 : max);

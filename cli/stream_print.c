@@ -48,6 +48,8 @@ static void stats_json(const lp_stream *s, const lp_stream_stats *st, double wal
     lp_jsonw_init(&j, stdout, 0);
     lp_jsonw_obj(&j);
     lp_jsonw_kstr(&j, "kind", "stream");
+    lp_jsonw_kbool(&j, "complete", st->late + st->dropped == 0); /* issue 12: records missing from windows? */
+    lp_jsonw_ku64(&j, "missing_records", st->late + st->dropped);
     lp_jsonw_ku64(&j, "bytes", st->bytes);
     lp_jsonw_ku64(&j, "lines", st->lines);
     lp_jsonw_ku64(&j, "records", st->records);
@@ -108,11 +110,30 @@ static void stats_text(const lp_stream *s, const lp_stream_stats *st, double wal
            lp_stream_threads(s) == 1 ? "" : "s");
 }
 
-void cli_stream_stats_print(const lp_stream *s, int json, double wall)
+/* Records the windows' results are missing: late ones, and those lost when a
+ * connection dropped. */
+static uint64_t missing(const lp_stream_stats *st) { return st->late + st->dropped; }
+
+#define INCOMPLETE_REMEDY                                                                                             \
+    "a file written worker by worker (as `longpole generate` writes it) is not in time order: analyse it with "     \
+    "`longpole summary FILE`, or replay it in time order with `longpole stream --emit FILE | longpole stream ...`"
+
+int cli_stream_stats_print(const lp_stream *s, int json, double wall)
 {
     const lp_stream_stats *st = lp_stream_get_stats(s);
-    if (json)
+    uint64_t miss = missing(st);
+    if (json) {
         stats_json(s, st, wall);
-    else
-        stats_text(s, st, wall);
+        return miss > 0;
+    }
+    stats_text(s, st, wall);
+    if (miss)
+        printf("RESULTS ARE INCOMPLETE: %llu of %llu records (%.1f%%) are missing from the windows' summaries (%llu "
+               "arrived after their window had been emitted, in %llu window%s marked by `late:` lines; %llu lost with "
+               "dropped connections); %s\n",
+               (unsigned long long)miss, (unsigned long long)(st->records + st->dropped),
+               st->records + st->dropped ? 100.0 * (double)miss / (double)(st->records + st->dropped) : 0.0,
+               (unsigned long long)st->late, (unsigned long long)st->late_windows, st->late_windows == 1 ? "" : "s",
+               (unsigned long long)st->dropped, INCOMPLETE_REMEDY);
+    return miss > 0;
 }

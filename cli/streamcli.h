@@ -11,8 +11,10 @@
 
 /* The stream-window object printed after each window's summaries (JSON line). */
 void cli_stream_winfo_json(FILE *f, const lp_winres *r, const lp_stream_winfo *wi);
-/* The stream's totals at the end: text, or the "stream" JSON line. */
-void cli_stream_stats_print(const lp_stream *s, int json, double wall);
+/* The stream's totals at the end: text, or the "stream" JSON line (with "complete" and
+ * "missing_records"); in text, when records are missing from the windows (late,
+ * dropped), a plain statement that the results are incomplete. Returns 1 if so. */
+int cli_stream_stats_print(const lp_stream *s, int json, double wall);
 /* The counts of the diagnostics by rule (they were printed as they came). */
 void cli_stream_diag_counts(const lp_diags *ds);
 

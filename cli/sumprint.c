@@ -178,6 +178,17 @@ static void json_checks(lp_jsonw *j, const lp_winres *r)
     }
 }
 
+/* A window whose data covers less than this share of it (a tail window past the end of
+ * the trace, say) is partial: marked in text and JSON (docs/trust.md). */
+#define PARTIAL_SHARE 0.5
+
+static double coverage(const lp_winres *r)
+{
+    return r->te > r->ts ? (double)(r->t1 - r->t0) / (double)(r->te - r->ts) : 1.0;
+}
+
+static int partial(const lp_winres *r) { return r->nv && coverage(r) < PARTIAL_SHARE; }
+
 static void json_window(FILE *f, const lp_winres *r, const cli_sumfmt *fmt)
 {
     lp_jsonw j;
@@ -190,6 +201,8 @@ static void json_window(FILE *f, const lp_winres *r, const cli_sumfmt *fmt)
     lp_jsonw_ki64(&j, "te", r->te);
     lp_jsonw_ki64(&j, "start", r->t0);
     lp_jsonw_ki64(&j, "end", r->t1);
+    lp_jsonw_kbool(&j, "partial", partial(r));
+    lp_jsonw_kdbl(&j, "coverage", coverage(r));
     lp_jsonw_ku64(&j, "events", r->nevents);
     lp_jsonw_ku64(&j, "activities", r->nacts);
     lp_jsonw_ku64(&j, "messages", r->nmsgs);
@@ -245,6 +258,8 @@ static void print_compact(FILE *f, const lp_winres *r, const cli_sumfmt *fmt)
     char b1[40], b2[40], nb[64], p[24];
     const int64_t base = fmt->base;
     fprintf(f, "[%s, %s)", cli_fmt_s(r->ts - base, b1, sizeof b1), cli_fmt_s(r->te - base, b2, sizeof b2));
+    if (partial(r))
+        fprintf(f, " PARTIAL (data covers %s of the window)", cli_fmt_pct(coverage(r), nb, sizeof nb));
     if (!r->has_paths) {
         fprintf(f, " no transient critical path");
     } else {
@@ -289,6 +304,11 @@ void cli_winres_print(FILE *f, const lp_winres *r, const cli_sumfmt *fmt)
             (unsigned long long)r->nin);
     if (fmt->timing)
         fprintf(f, ", analysed in %.3f ms", r->seconds * 1e3);
+    if (partial(r))
+        fprintf(f, "\n  PARTIAL window: its data covers only %s of it (less than %.0f%%): its shares describe %s, "
+                   "not a full window",
+                cli_fmt_pct(coverage(r), nb, sizeof nb), 100 * PARTIAL_SHARE,
+                cli_fmt_s(r->t1 - r->t0, b1, sizeof b1));
     fprintf(f, "\n  ");
     if (!r->nv) {
         fprintf(f, "empty window\n");

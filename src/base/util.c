@@ -65,7 +65,8 @@ const char *lp_fmt_dur(int64_t ns, char *buf, size_t n)
     } units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}};
     double a = ns < 0 ? -(double)ns : (double)ns;
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (a >= units[i].div) {
+        if (a >= units[i].div || (i + 1 < sizeof units / sizeof units[0] && a >= units[i].div * 0.9995)) {
+            /* (999.96 ms rounds to "1.00 s", not "1000 ms") */
             double v = (double)ns / units[i].div;
             double av = v < 0 ? -v : v;
             snprintf(buf, n, av >= 100 ? "%.0f %s" : av >= 10 ? "%.1f %s" : "%.2f %s", v, units[i].unit);

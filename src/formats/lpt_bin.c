@@ -449,10 +449,17 @@ static lp_status check_acts_msgs(br *r, const hdr *h, lp_trace *t, const uint8_t
 
 #undef LISTOK
 
+/* Progress by phase (issue 12: nothing on the screen for seconds): bytes read, then
+ * the validation's three steps. */
+static void phase(const lp_load_opts *opts, const char *what, uint64_t done, uint64_t total)
+{
+    if (opts && opts->progress)
+        opts->progress(opts->progress_ctx, what, done, total);
+}
+
 lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_load_opts *opts, lp_error *err)
 {
     (void)diags;
-    (void)opts;
     *out = NULL;
     br r = {in, XXH3_createState(), 0, lp_input_name(in), err, NULL, 0};
     if (!r.h)
@@ -468,23 +475,34 @@ lp_status lp_lptb_read(lp_input *in, lp_trace **out, lp_diags *diags, const lp_l
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    uint64_t size = lp_input_size(in);
+    phase(opts, "loading", 0, size);
     map_file(&r, in, t);
     if ((st = read_header(&r, in, &h)) || (st = read_strings(&r, &h, t, &sbytes)))
         goto fail;
+    phase(opts, "loading", r.off, size);
     if (!r.map)
         lp_free(sbytes);
     sbytes = NULL;
     if ((st = read_columns(&r, in, &h, t, &off)))
         goto fail;
+    phase(opts, "loading", size ? size : r.off, size ? size : r.off);
+    phase(opts, "checking", 0, 3);
     /* ---- validation: nothing read is trusted ---- */
     valid = lp_calloc(h.napool, 1);
     if (!valid) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if ((st = check_pool(&r, &h, t, valid, off.pool)) || (st = check_types_workers(&r, &h, t, valid, &off)) ||
-        (st = check_acts_msgs(&r, &h, t, valid, &off)))
+    if ((st = check_pool(&r, &h, t, valid, off.pool)))
         goto fail;
+    phase(opts, "checking", 1, 3);
+    if ((st = check_types_workers(&r, &h, t, valid, &off)))
+        goto fail;
+    phase(opts, "checking", 2, 3);
+    if ((st = check_acts_msgs(&r, &h, t, valid, &off)))
+        goto fail;
+    phase(opts, "checking", 3, 3);
     lp_free(valid);
     XXH3_freeState(r.h);
     *out = t;

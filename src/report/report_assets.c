@@ -32,6 +32,8 @@ const char lp_report_css[] =
     ".lp-sec h3{font-size:15px;margin:18px 0 4px}\n"
     ".lp-note{color:var(--mute);margin:4px 0 10px;max-width:1100px}\n"
     ".lp-warn{background:#fff4e5;border:1px solid #f0c36d;padding:6px 10px;border-radius:4px}\n"
+    ".lp-headline{font-size:1.1em;border-left:4px solid var(--cp);padding:2px 12px;margin:8px 0 16px}\n"
+    ".lp-headline p{margin:4px 0}\n"
     ".lp-bad{color:var(--cp);font-weight:600}\n"
     "code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,\"DejaVu Sans Mono\",monospace;background:#eef0f3;padding:0 3px;border-radius:3px}\n"
     ".lp-cols{display:flex;flex-wrap:wrap;gap:12px 32px;align-items:flex-start}\n"

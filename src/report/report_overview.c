@@ -1,21 +1,83 @@
-/* report_overview.c: the report's first section: what was loaded (workers, activities,
+/* report_overview.c: the report's first section, opening with the headline (the answer
+ * first: headline.h, the same sentences as `cp`), then what was loaded (workers, activities,
  * messages, spans, requests), the whole-trace critical path's length (cpath.h) and the
  * instrumentation checks (SnailTrail App. A.2, check.h) that say how far the path can be
- * trusted. Its state is nothing: it reads the shared graph (lp_report_graph). */
+ * trusted. Its state is the headline and its breakdowns; the path is the shared graph's
+ * (lp_report_graph). */
 #include "report_int.h"
+#include "longpole/analysis/critical-path/headline.h"
+#include "longpole/base/alloc.h"
+
+#include <string.h>
 
 static int ov_applies(const lp_report_data *d) { return d->trace || d->spans || d->reqstats; }
+
+/* The headline (headline.h) and the breakdowns it is made from. */
+typedef struct ov_state {
+    lp_breakdown bd[3];
+    lp_headline head;
+    int have;
+} ov_state;
+
+static void ov_release(void *state)
+{
+    ov_state *s = state;
+    if (!s)
+        return;
+    if (s->have)
+        lp_headline_release(&s->head);
+    for (int k = 0; k < 3; k++)
+        lp_breakdown_release(&s->bd[k]);
+    lp_free(s);
+}
 
 static lp_status ov_prepare(lp_report *r, void **state, lp_error *err)
 {
     *state = NULL;
-    if (!lp_report_data_of(r)->trace)
+    const lp_trace *t = lp_report_data_of(r)->trace;
+    if (!t)
         return LP_OK;
     const lp_report_graph *g;
-    return lp_report_graph_get(r, &g, err);
+    lp_status st = lp_report_graph_get(r, &g, err);
+    if (st)
+        return st;
+    ov_state *s = lp_calloc(1, sizeof *s);
+    if (!s)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < 3 && !st; k++)
+        st = lp_breakdown_compute(t, &g->cp, (lp_group)k, &s->bd[k], err);
+    if (!st && !(st = lp_headline_make(t, &g->cp, s->bd, &s->head, err)))
+        s->have = 1;
+    if (st) {
+        ov_release(s);
+        return st;
+    }
+    *state = s;
+    return LP_OK;
 }
 
-static void ov_release(void *state) { (void)state; }
+/* Severity of a property-1 violation (issue 12: a count and a severity, not a red
+ * "broken"): high when more than 1% of the events (or more than 10) come out of the
+ * blue; for property 2, when the intervals cover more than 1% of the span. */
+static int severe(uint64_t n, uint64_t nevents) { return n > 10 || (double)n > 0.01 * (double)nevents; }
+
+/* The answer first: the headline's sentences, one paragraph each. */
+static void write_headline(lp_html *h, const ov_state *s)
+{
+    if (!s || !s->have)
+        return;
+    lp_html_raw(h, "<div class=\"lp-headline\" id=\"headline\">\n");
+    const char *p = s->head.text;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        lp_html_raw(h, "<p>");
+        lp_html_textn(h, p, n);
+        lp_html_raw(h, "</p>\n");
+        p += n + (e != NULL);
+    }
+    lp_html_raw(h, "</div>\n");
+}
 
 static void row_u(lp_html *h, const char *label, uint64_t v, const char *note)
 {
@@ -27,10 +89,10 @@ static void row_u(lp_html *h, const char *label, uint64_t v, const char *note)
 
 static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_error *err)
 {
-    (void)state;
     (void)err;
     const lp_report_data *d = lp_report_data_of(r);
     rp_section_open(h, &lp_report_sec_overview);
+    write_headline(h, state);
     if (d->input_errors || d->input_warnings)
         lp_html_printf(h, "<p class=\"lp-warn\">Loading reported %llu error%s and %llu warning%s: records that break the "
                           "format's rules were skipped and the rest analysed (the command's diagnostics list them).</p>\n",
@@ -70,8 +132,10 @@ static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_
             if (!g->check.np1) {
                 lp_html_raw(h, "holds: every event after the start has a cause (an incoming edge)");
             } else {
-                lp_html_printf(h, "<span class=\"lp-bad\">broken</span> at %llu event%s out of the blue (first: ",
-                               (unsigned long long)g->check.np1, g->check.np1 == 1 ? "" : "s");
+                lp_html_printf(h, "violated at <span class=\"%s\">%llu event%s</span> (severity: %s) out of the blue "
+                                  "(first: ",
+                               severe(g->check.np1, g->nv) ? "lp-bad" : "lp-note", (unsigned long long)g->check.np1,
+                               g->check.np1 == 1 ? "" : "s", severe(g->check.np1, g->nv) ? "high" : "low");
                 lp_html_text(h, lp_trace_worker_name(t, g->check.p1_worker[0]));
                 lp_html_raw(h, " at +");
                 lp_html_dur(h, g->check.p1_time[0] - t->tmin);
@@ -81,8 +145,10 @@ static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_
             if (!g->check.np2) {
                 lp_html_raw(h, "holds: never does every worker wait with no message in flight");
             } else {
-                lp_html_printf(h, "<span class=\"lp-bad\">broken</span> in %llu interval%s, ",
-                               (unsigned long long)g->check.np2, g->check.np2 == 1 ? "" : "s");
+                int hi = t->tmax > t->tmin && (double)g->check.p2_ns > 0.01 * (double)(t->tmax - t->tmin);
+                lp_html_printf(h, "violated in <span class=\"%s\">%llu interval%s</span> (severity: %s), ",
+                               hi ? "lp-bad" : "lp-note", (unsigned long long)g->check.np2,
+                               g->check.np2 == 1 ? "" : "s", hi ? "high" : "low");
                 lp_html_dur(h, g->check.p2_ns);
                 lp_html_raw(h, " in all (first: +");
                 lp_html_dur(h, g->check.p2_from[0] - t->tmin);

@@ -53,7 +53,7 @@ typedef struct size_view {
     int64_t size;
     uint64_t nwin, with_paths, p1, p2;
     int64_t *ts, *te;             /* [nwin] */
-    uint8_t *has_paths;           /* [nwin] */
+    uint8_t *has_paths;           /* [nwin] bit 0: transient paths; bit 1: a partial window */
     char **bar;                   /* [nwin] labels "+1.5 s" */
     char **tip;                   /* [nwin] "window 3: +600 ms to +800 ms" */
     kind_view k[LP_SUM_NKINDS];
@@ -160,7 +160,9 @@ static int on_window(void *ctx, const lp_winres *r)
     uint64_t w = r->index;
     v->ts[w] = r->ts;
     v->te[w] = r->te;
-    v->has_paths[w] = (uint8_t)r->has_paths;
+    /* bit 0: transient paths; bit 1: partial, the data covers less than half of the
+     * window (a tail past the trace's end; as `summary` marks it, docs/trust.md) */
+    v->has_paths[w] = (uint8_t)((r->has_paths ? 1 : 0) | (r->nv && 2 * (r->t1 - r->t0) < r->te - r->ts ? 2 : 0));
     if (r->checked) {
         v->p1 += r->check.np1 > 0;
         v->p2 += r->check.np2 > 0;
@@ -362,10 +364,12 @@ static lp_status run_size(lp_report *r, size_view *v, int64_t size, lp_snapsrc *
     if (st)
         return st;
     for (uint64_t w = 0; w < v->nwin; w++) {
-        char lab[64], d[40], d2[40], tip[160];
-        snprintf(lab, sizeof lab, "+%s", lp_fmt_dur(v->ts[w] - t->tmin, d, sizeof d));
-        snprintf(tip, sizeof tip, "window %llu: +%s to +%s%s", (unsigned long long)w, d,
-                 lp_fmt_dur(v->te[w] - t->tmin, d2, sizeof d2), v->has_paths[w] ? "" : " (no transient path)");
+        char lab[64], d[40], d2[40], tip[240];
+        int part = (v->has_paths[w] & 2) != 0;
+        snprintf(lab, sizeof lab, "+%s%s", lp_fmt_dur(v->ts[w] - t->tmin, d, sizeof d), part ? " (partial)" : "");
+        snprintf(tip, sizeof tip, "window %llu: +%s to +%s%s%s", (unsigned long long)w, d,
+                 lp_fmt_dur(v->te[w] - t->tmin, d2, sizeof d2), v->has_paths[w] & 1 ? "" : " (no transient path)",
+                 part ? " PARTIAL: its data covers less than half of the window" : "");
         v->bar[w] = lp_strndup(lab, strlen(lab));
         v->tip[w] = lp_strndup(tip, strlen(tip));
         if (!v->bar[w] || !v->tip[w])

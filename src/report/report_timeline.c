@@ -18,6 +18,7 @@
  */
 #include "report_int.h"
 #include "longpole/base/alloc.h"
+#include "longpole/model/span.h"
 #include "base/util.h"
 
 #include <stdlib.h>
@@ -451,10 +452,11 @@ static lp_status tl_write(const lp_report *r, const void *state, lp_html *h, lp_
                    (long long)(g ? g->cp.total : 0));
     lp_html_printf(h, "\"exact_view\":%d,\"waiting\":%d,", TL_EXACT_VIEW, LP_TYPE_WAITING);
     lp_html_raw(h, "\"workers\":[");
-    for (uint32_t w = 0; w < t->nworkers; w++) {
+    for (uint32_t w = 0; w < t->nworkers; w++) { /* a span's row: its service and operation (span_trace.c) */
+        char lab[512];
         if (w)
             lp_html_raw(h, ",");
-        lp_html_json_str(h, lp_trace_worker_name(t, w));
+        lp_html_json_str(h, lp_trace_worker_label(t, w, lab, sizeof lab));
     }
     lp_html_raw(h, "],\"types\":[");
     for (uint32_t ty = 0; ty < t->ntypes; ty++) {

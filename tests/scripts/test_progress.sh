@@ -20,10 +20,14 @@ env.pop("LONGPOLE_NO_PROGRESS", None)
 # (command, the phase names one of which must show)
 cases = [
     (["cp", f"{d}/big.lpt"], [b"loading"]),
+    # after the bytes, the builder's last phase is named (issue 12: no bar stuck at 95%)
+    (["info", f"{d}/big.lpt"], [b"building"]),
     (["check", f"{d}/big.lpt"], [b"loading", b"analysing"]),
     (["summary", "--json", "--window", "200us", "--threads", "1", f"{d}/big.lpt"], [b"windows"]),
     (["export", "--sqlite", f"{d}/out.db", f"{d}/big.lpt"], [b"activities", b"windows"]),
     (["convert", f"{d}/big.lpt", "-o", f"{d}/big.lptb"], [b"loading", b"writing"]),
+    # a binary trace shows its loading and checking phases (issue 12: nothing for seconds before)
+    (["info", f"{d}/big.lptb"], [b"checking"]),
     (["generate", "dataflow", "--records", "3M", "-o", f"{d}/gen.lpt"], [b"simulating", b"writing"]),
     (["generate", "dataflow", "--duration", "3s", "-o", f"{d}/gen2.lpt"], [b"simulating"]),
     (["requests", "--threads", "1", f"{d}/req.csv"], [b"reading", b"inferring", b"paths"]),

@@ -187,4 +187,9 @@ PY
 else
   echo "note: $data absent: span traces checked by the unit test only"
 fi
+# a tail window whose data covers less than half of it is marked partial (issue 12), and
+# only that one: windows of 45 ns over a 100 ns trace leave [90, 135) with 10 ns of data
+"$lp" report -q --window 45ns "$src/tests/data/ok/summary_small.lpt" -o "$tmp/tail.html"
+grep -q '+90 ns (partial)' "$tmp/tail.html" || fail "the tail window is not marked partial"
+if grep -q '+45 ns (partial)' "$tmp/tail.html"; then fail "a full window is marked partial"; fi
 echo ok

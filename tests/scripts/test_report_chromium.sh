@@ -8,6 +8,8 @@
 #  - the timeline has one row (g.lp-row) per worker of `longpole info`;
 #  - the critical-path elements drawn (rect.lp-cpa + line.lp-cpm) exist and are as many as
 #    `longpole cp --json` lists;
+#  - the page opens with the headline (issue 12), the same sentences as `cp --json`'s
+#    headline.text, before any table;
 #  - a screenshot is taken and decoded (PNG: zlib and the scanline filters, in Python's
 #    standard library): it must not be blank (many distinct colours, enough ink).
 # Then the same checks of errors for a request-log report, a span report (../shared/data
@@ -73,6 +75,26 @@ for s in overview timeline breakdown summaries; do
   grep -q "<section class=\"lp-sec\" id=\"lp-s-$s\"" "$tmp/demo.dom" || fail "demo: section $s missing"
 done
 echo "demo: $rows rows, $cpa + $cpm = $elements critical-path elements drawn, no console message"
+# the answer first (issue 12): the headline opens the report, before any table, and says
+# what `cp --json` says (its text, sentence by sentence)
+"$lp" cp --json "$tmp/demo.lpt" > "$tmp/demo.cp.json"
+python3 - "$tmp/demo.dom" "$tmp/demo.cp.json" <<'PY' || fail "demo: the report's headline is missing, late or differs from cp --json"
+import html, json, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+want = json.load(open(sys.argv[2]))["headline"]["text"].split("\n")
+m = re.search(r'<div class="lp-headline" id="headline">(.*?)</div>', dom, re.S)
+if not m:
+    sys.exit("no headline in the rendered page")
+got = [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", m.group(1), re.S)]
+if got != want:
+    sys.exit("headline %r, cp --json says %r" % (got, want))
+first_table = dom.find("<table", dom.find('id="lp-s-'))
+if first_table != -1 and first_table < m.start():
+    sys.exit("a table comes before the headline")
+if not want[0].startswith("The critical path"):
+    sys.exit("unexpected headline %r" % want[0])
+print("headline:", want[0])
+PY
 
 # the screenshot, decoded
 run_chrome "$tmp/shot" "$tmp/demo.html" --virtual-time-budget=10000 --screenshot="$tmp/shot.png"

@@ -108,10 +108,24 @@ timeout 60 "$lp" stream --window 50ms --max-delay 20ms --json < "$tmp/silent.lpt
 grep -q '"max-delay":[1-9]' "$tmp/md.jsonl" || fail "--max-delay closed no window: $(tail -1 "$tmp/md.jsonl")"
 grep -q '"closed_by":"max-delay"' "$tmp/md.jsonl" || fail "no stream-window object says max-delay"
 # a record for an emitted window is late: reported and counted
+# (issue 12: the results are incomplete, said plainly, and a finite input exits 4)
+set +e
 { cat "$tmp/silent.lpt"; echo "A silent 1000 2000 io"; } |
   timeout 60 "$lp" stream --window 50ms --max-delay 20ms --json > "$tmp/late.jsonl"
+rc=$?
+set -e
+[ "$rc" -eq 4 ] || fail "a finite input with a late record should exit 4 (incomplete), got $rc"
 grep -q '"kind":"late","index":0,' "$tmp/late.jsonl" || fail "the late record was not reported"
 grep -q '"late":1,' "$tmp/late.jsonl" || fail "the late record was not counted"
+grep -q '"kind":"stream","complete":false,"missing_records":1,' "$tmp/late.jsonl" ||
+  fail "the end of the stream does not say the results are incomplete: $(tail -1 "$tmp/late.jsonl")"
+set +e
+{ cat "$tmp/silent.lpt"; echo "A silent 1000 2000 io"; } |
+  timeout 60 "$lp" stream --window 50ms --max-delay 20ms > "$tmp/late.txt"
+set -e
+grep -q 'its summary above is partial' "$tmp/late.txt" || fail "the late line does not mark its window partial"
+grep -q '^RESULTS ARE INCOMPLETE: 1 of ' "$tmp/late.txt" || fail "the text does not say the results are incomplete"
+grep -q '"kind":"stream","complete":true' "$tmp/md.jsonl" || fail "a complete stream is not said complete"
 
 # 5. SnailTrail's binary log
 "$lp" stream --emit --emit-format snailtrail "$tmp/g.lptb" > "$tmp/g.msgpack"

@@ -14,10 +14,17 @@
 #include "longpole/import/spanfmt.h"
 
 /* Load one or more files into one trace: native text or binary (by content), or any
- * registered importer. Several files are merged (worker names are global). A binary
- * file can only be loaded alone. Data problems are reported to `diags`. */
+ * registered importer. Several files are merged (worker names are global); whether
+ * they belong together is runs.h's question. A binary file can only be loaded alone. Data problems are reported to `diags`. */
 lp_status lp_trace_load(const char *const *paths, size_t npaths, const lp_load_opts *opts, lp_diags *diags,
                         lp_trace **out, lp_error *err);
+
+/* What input no reader recognises looks like, as a clause for the refusal ("it looks
+ * like part of a CTF trace ..."), from its first n bytes (sniff.c); NULL when head is
+ * empty or only white space. Writes into buf. */
+const char *lp_input_sniff(const void *head, size_t n, char *buf, size_t nbuf);
+/* Do these first bytes start a CTF metadata or stream file? */
+int lp_input_is_ctf(const void *head, size_t n);
 
 /* ---- the registries (registry.c) ----------------------------------------------- */
 

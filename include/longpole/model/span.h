@@ -31,6 +31,7 @@
 #include "longpole/base/status.h"
 #include "longpole/base/strtab.h"
 #include "longpole/base/diag.h"
+#include "longpole/model/trace.h"
 
 typedef enum lp_span_kind {
     LP_SPAN_UNSPECIFIED = 0,
@@ -182,5 +183,17 @@ static inline const char *lp_spans_trace_text(const lp_spans *sp, uint32_t t)
 {
     return lp_strtab_get(&sp->strs, sp->trace_text[t]);
 }
+
+/* ---- activity graphs made from spans (span_trace.c; docs/formats/spans.md) ---------- */
+
+/* Is worker w of t a span as the span importers map one (attributes `service` and
+ * `operation`)? Then 1, with the names (borrowed from t; either pointer may be NULL). */
+int lp_trace_worker_span(const lp_trace *t, uint32_t w, const char **service, const char **operation);
+/* Is every worker of t a span (a span trace: its whole-trace critical path is not the
+ * request's path of spancp.h)? 0 for a trace without workers. */
+int lp_trace_is_spans(const lp_trace *t);
+/* A worker's name for people: "service operation" for a span, else the worker's name.
+ * Returns buf or the name. */
+const char *lp_trace_worker_label(const lp_trace *t, uint32_t w, char *buf, size_t n);
 
 #endif

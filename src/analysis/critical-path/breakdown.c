@@ -1,8 +1,12 @@
 /* breakdown.c: critical-path time by key beside the conventional profile (see breakdown.h).
- * The profile counts busy time: every activity except `waiting` (summed apart). 
+ * The profile counts busy time: every activity except `waiting` and filled gaps (both
+ * summed apart), and the wall-clock time during which at least one message between two
+ * workers is in flight (the union of their [send, receive] intervals: overlapping
+ * messages count once).
  * Keys are dense small integers except operators (string ids), which go through a
- * sorted key table; one pass over the activities, one over the messages, one over
- * the path. */
+ * sorted key table; one pass over the activities, one over the messages (the union:
+ * a sweep over the intervals in start or end order, sorted only when the trace has them
+ * in neither), one over the path. */
 #include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/base/alloc.h"
 
@@ -32,6 +36,80 @@ const char *lp_breakdown_label(const lp_trace *t, const lp_breakdown *b, const l
     case LP_BY_OPERATOR: return lp_trace_str(t, r->key);
     }
     return "?";
+}
+
+static int cmp_ival(const void *pa, const void *pb)
+{
+    const lp_ival *a = pa, *b = pb;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+int64_t lp_ival_union(lp_ival *v, size_t n)
+{
+    if (n == 0) /* (v may be NULL then: qsort must not see it) */
+        return 0;
+    qsort(v, n, sizeof *v, cmp_ival);
+    int64_t sum = 0, lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && v[i].s <= hi) {
+            hi = v[i].e > hi ? v[i].e : hi;
+            continue;
+        }
+        sum += i ? hi - lo : 0;
+        lo = v[i].s, hi = v[i].e;
+    }
+    return sum + (n ? hi - lo : 0);
+}
+
+/* The length of the union of the in-flight intervals of the messages between two
+ * workers (skewed ones have none), and their number. */
+static lp_status comm_union(const lp_trace *t, int64_t *len, uint64_t *count, lp_error *err)
+{
+    *len = 0;
+    *count = 0;
+    uint64_t n = 0;
+    int by_start = 1, by_end = 1;
+    int64_t ps = INT64_MIN, pe = INT64_MIN;
+    for (uint64_t m = 0; m < t->nmsgs; m++) {
+        if (t->msrc[m] == t->mdst[m])
+            continue; /* a worker's message to itself (a timer): its time is that worker's waiting */
+        n++;
+        if (lp_trace_msg_weight(t, m) <= 0)
+            continue;
+        by_start &= t->msend[m] >= ps;
+        by_end &= t->mrecv[m] >= pe;
+        ps = t->msend[m], pe = t->mrecv[m];
+    }
+    *count = n;
+    if (by_start || by_end) { /* sweep forwards by start, or backwards by end */
+        int64_t lo = 0, hi = 0, sum = 0;
+        int open = 0;
+        for (uint64_t k = 0; k < t->nmsgs; k++) {
+            uint64_t m = by_start ? k : t->nmsgs - 1 - k;
+            if (t->msrc[m] == t->mdst[m] || lp_trace_msg_weight(t, m) <= 0)
+                continue;
+            int64_t s = t->msend[m], e = t->mrecv[m];
+            if (open && (by_start ? s <= hi : e >= lo)) {
+                lo = s < lo ? s : lo;
+                hi = e > hi ? e : hi;
+                continue;
+            }
+            sum += open ? hi - lo : 0;
+            lo = s, hi = e, open = 1;
+        }
+        *len = sum + (open ? hi - lo : 0);
+        return LP_OK;
+    }
+    lp_ival *v = lp_malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    size_t k = 0;
+    for (uint64_t m = 0; m < t->nmsgs; m++)
+        if (t->msrc[m] != t->mdst[m] && lp_trace_msg_weight(t, m) > 0)
+            v[k++] = (lp_ival){t->msend[m], t->mrecv[m]};
+    *len = lp_ival_union(v, k);
+    lp_free(v);
+    return LP_OK;
 }
 
 static int cmp_rows(const void *pa, const void *pb)
@@ -64,16 +142,19 @@ lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group b
                 out->waiting_ns += t->aend[i] - t->astart[i];
                 continue;
             }
+            if (t->aflags[i] & LP_ACT_GAP) {
+                out->gap_ns += t->aend[i] - t->astart[i];
+                continue;
+            }
             size_t s = by == LP_BY_TYPE ? t->atype[i] : by == LP_BY_WORKER ? w
                      : t->aop[i] == LP_STR_NONE ? s_none : t->aop[i];
             acc[s].prof_ns += t->aend[i] - t->astart[i];
             acc[s].prof_n++;
         }
-    for (uint64_t m = 0; m < t->nmsgs; m++) {
-        if (t->msrc[m] == t->mdst[m])
-            continue; /* a worker's message to itself (a timer): its time is that worker's waiting */
-        acc[s_comm].prof_ns += lp_trace_msg_weight(t, m);
-        acc[s_comm].prof_n++;
+    lp_status st = comm_union(t, &acc[s_comm].prof_ns, &acc[s_comm].prof_n, err);
+    if (st) {
+        lp_free(acc);
+        return st;
     }
     if (cp)
         for (size_t k = 0; k < cp->n; k++) {

@@ -142,6 +142,7 @@ void lp_sumbuf_release(lp_sumbuf *b)
     for (int k = 0; k < LP_SUM_NKINDS; k++)
         lp_free(b->acc[k]);
     lp_free(b->pairs);
+    lp_free(b->iv);
     if (b->pairmap)
         lp_hmap_release(b->pairmap);
     lp_free(b->pairmap);
@@ -209,6 +210,7 @@ typedef struct sumx {
     int want_comm;           /* the pairs table (buf) is summed too */
     size_t comm_t, comm_w, none_o, comm_o; /* the extra keys' slots */
     int64_t waiting, busy, msgtime, plen;
+    int64_t msgwall;         /* the union of the message intervals (the profile's communication) */
 } sumx;
 
 /* The accumulators of the kinds asked for, zeroed; the pairs table emptied. */
@@ -272,19 +274,20 @@ static void sum_worker_edges(sumx *x, const double *cpw)
                 continue;
             }
             double cp = cpw[v];
-            busy += d;
+            int64_t pd = t->aflags[a] & LP_ACT_GAP ? 0 : d; /* a filled gap is in no profile (breakdown.h) */
+            busy += pd;
             if (at) {
                 at[ty].cp += cp;
-                at[ty].prof += d;
+                at[ty].prof += pd;
             }
             if (aw) {
                 aw[w].cp += cp;
-                aw[w].prof += d;
+                aw[w].prof += pd;
             }
             if (ao) {
                 size_t o = op_slot(t->aop, opid, none_o, a);
                 ao[o].cp += cp;
-                ao[o].prof += d;
+                ao[o].prof += pd;
             }
         }
     x->waiting += waiting;
@@ -298,6 +301,14 @@ static int sum_message_edges(sumx *x, const double *cpin)
     const lp_snapshot *s = x->s;
     double cpmsg = 0;
     int64_t msgtime = 0;
+    size_t niv = 0; /* the profile's communication is the union of the message intervals */
+    if (s->nin > x->buf->capiv) {
+        lp_ival *iv = lp_reallocarray(x->buf->iv, s->nin, sizeof *iv);
+        if (!iv)
+            return -1;
+        x->buf->iv = iv;
+        x->buf->capiv = s->nin;
+    }
     for (uint64_t v = 0; v < s->nv; v++)
         for (uint32_t k = s->vin[v]; k < s->vin[v + 1]; k++) {
             int64_t d = s->vtime[v] - s->in[k].st;
@@ -307,6 +318,8 @@ static int sum_message_edges(sumx *x, const double *cpin)
              * waiting, so it is no communication time in the profile */
             int64_t pd = t->msrc[m] == t->mdst[m] ? 0 : d;
             msgtime += pd;
+            if (pd > 0)
+                x->buf->iv[niv++] = (lp_ival){s->in[k].st, s->vtime[v]};
             cpmsg += cp;
             if (x->want_comm) {
                 acc *p = pair_acc(x->buf, (uint64_t)t->msrc[m] << 32 | t->mdst[m]);
@@ -317,12 +330,13 @@ static int sum_message_edges(sumx *x, const double *cpin)
             }
         }
     x->msgtime += msgtime;
+    x->msgwall = lp_ival_union(x->buf->iv, niv);
     acc *comm[3] = {x->at ? &x->at[x->comm_t] : NULL, x->aw ? &x->aw[x->comm_w] : NULL,
                     x->ao ? &x->ao[x->comm_o] : NULL};
     for (int i = 0; i < 3; i++)
         if (comm[i]) {
             comm[i]->cp += cpmsg;
-            comm[i]->prof += x->msgtime;
+            comm[i]->prof += x->msgwall;
         }
     return 0;
 }
@@ -394,7 +408,7 @@ static int sum_rows(const sumx *x, int k, lp_summary *o)
     o->cp_total = 0;
     o->waiting_ns = x->waiting;
     o->path_total = x->plen;
-    o->prof_total = k == LP_SUM_COMM ? x->msgtime : x->busy + x->msgtime;
+    o->prof_total = k == LP_SUM_COMM ? x->msgtime : x->busy + x->msgwall;
     int bad = 0;
     switch (k) {
     case LP_SUM_ACTIVITY:

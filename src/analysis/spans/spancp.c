@@ -177,6 +177,8 @@ lp_status lp_spancp_trace(lp_spancp *cp, const lp_spans *sp, uint32_t t, lp_erro
     cp->root = sp->root[t];
     cp->nsec = cp->nvisit = 0;
     cp->start = cp->latency = 0;
+    cp->nclipped = cp->noutside = cp->nasync = 0;
+    cp->clipped_ns = 0;
     if (cp->root == LP_SPAN_NONE)
         return LP_OK;
     if (reserve(cp, cnt, sp->n))
@@ -196,8 +198,18 @@ lp_status lp_spancp_trace(lp_spancp *cp, const lp_spans *sp, uint32_t t, lp_erro
         for (uint32_t q = sp->kfirst[ps]; q < sp->kfirst[ps + 1]; q++) {
             uint32_t c = sp->kids[q];
             int64_t s = sp->start[c], e = lp_spans_end(sp, c);
-            if (!lp_spans_blocking(sp, c, ps) || !lp_spans_within(s, e, cp->cs[p], cp->ce[p]))
+            if (!lp_spans_blocking(sp, c, ps)) {
+                cp->nasync++;
                 continue;
+            }
+            if (!lp_spans_within(s, e, cp->cs[p], cp->ce[p])) {
+                cp->noutside++;
+                continue;
+            }
+            if (s < cp->cs[p] || e > cp->ce[p]) {
+                cp->nclipped++;
+                cp->clipped_ns += (s < cp->cs[p] ? cp->cs[p] - s : 0) + (e > cp->ce[p] ? e - cp->ce[p] : 0);
+            }
             uint32_t lc = cp->local[c];
             cp->cs[lc] = s > cp->cs[p] ? s : cp->cs[p];
             cp->ce[lc] = e < cp->ce[p] ? e : cp->ce[p];

@@ -712,8 +712,44 @@ static void test_bad_args_and_nomem(void)
     }
 }
 
+/* What the walk did to the data is counted (docs/trust.md): the skew.json case of
+ * Zipkin's test data (a server span that starts 65 ms before its client), a child that
+ * falls outside its parent, an asynchronous child, children of a clipped child. */
+static void test_adjustments(void)
+{
+    lp_spans sp;
+    lp_error err;
+    lp_spancp cp;
+    lp_spancp_init(&cp);
+    sp_new(&sp);
+    add(&sp, "t", 1, 0, 100, 200, LP_SPAN_SERVER, 0, "a", "get");       /* root [100, 300] */
+    add(&sp, "t", 2, 1, 40, 100, LP_SPAN_CLIENT, 0, "a", "post");       /* [40, 140]: 60 cut */
+    add(&sp, "t", 3, 2, 30, 20, 0, 0, "b", "inner");                    /* [30, 50] in [100, 140]: outside */
+    add(&sp, "t", 4, 2, 120, 40, 0, 0, "b", "tail");                    /* [120, 160] -> [120, 140]: 20 cut */
+    add(&sp, "t", 5, 1, 310, 10, 0, 0, "a", "late");                    /* after the root: outside */
+    add(&sp, "t", 6, 1, 150, 10, 0, LP_SPAN_FOLLOWS, "a", "async");     /* not waited on */
+    finish(&sp);
+    CHECK(lp_spancp_trace(&cp, &sp, 0, &err) == LP_OK);
+    CHECK_EQ_I(cp.nclipped, 2);
+    CHECK_EQ_I(cp.clipped_ns, 60 + 20);
+    CHECK_EQ_I(cp.noutside, 2);
+    CHECK_EQ_I(cp.nasync, 1);
+    CHECK_EQ_I(cp.latency, 200);
+    sp_free(&sp);
+    /* nothing to adjust: all zero, and the counters restart per trace */
+    sp_new(&sp);
+    add(&sp, "t", 1, 0, 0, 100, 0, 0, "a", "get");
+    add(&sp, "t", 2, 1, 10, 20, 0, 0, "a", "q");
+    finish(&sp);
+    CHECK(lp_spancp_trace(&cp, &sp, 0, &err) == LP_OK);
+    CHECK(cp.nclipped == 0 && cp.clipped_ns == 0 && cp.noutside == 0 && cp.nasync == 0);
+    sp_free(&sp);
+    lp_spancp_release(&cp);
+}
+
 int main(void)
 {
+    test_adjustments();
     test_jaeger_ui_cases();
     test_finish_rules();
     test_differential_walk();

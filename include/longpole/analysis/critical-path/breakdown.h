@@ -4,11 +4,17 @@
  * the path's elements by key, and, beside it, the conventional profile (SnailTrail
  * §3.3): the plain sum of the durations of all activities by the same key, which is
  * what a profiler would blame. `waiting` time is not busy time: it is left out of the
- * profile (so a worker's profile is its load) and reported as waiting_ns. Message time
- * is its own row ("communication") in both columns; in the profile only messages
- * between two workers count (a message to oneself, such as a timer, overlaps that
- * worker's waiting). Shares are of the path's total and
- * of the profile's total respectively.
+ * profile (so a worker's profile is its load) and reported as waiting_ns. Gaps that gap
+ * filling made `unknown` (uncovered time with no message received at its end) were
+ * never activities of the input, so no profiler would count them: they are left out of
+ * the profile too and reported as gap_ns (on the path they count, as `unknown`).
+ * Message time is its own row ("communication") in both columns. In the profile it is
+ * the wall-clock time during which at least one message between two workers is in
+ * flight (the union of their [send, receive] intervals), as a profiler would report
+ * it: many overlapping asynchronous messages count once, never as if each kept a
+ * worker busy (a message to oneself, such as a timer, overlaps that worker's waiting
+ * and is left out; so is a skewed one). prof_n counts the messages between two
+ * workers. Shares are of the path's total and of the profile's total respectively.
  * Rows are sorted by path time, then profile time, then key.
  */
 #ifndef LONGPOLE_BREAKDOWN_H
@@ -27,7 +33,8 @@ typedef struct lp_brow {
     uint32_t key;          /* type id, worker id, operator string id, or LP_KEY_* */
     int64_t path_ns;       /* time of this key on the critical path */
     uint64_t path_n;       /* path elements with this key */
-    int64_t prof_ns;       /* summed duration of all activities (or messages) with this key */
+    int64_t prof_ns;       /* summed duration of the key's activities (communication: the
+                              union of the messages' in-flight intervals) */
     uint64_t prof_n;
 } lp_brow;
 
@@ -37,6 +44,7 @@ typedef struct lp_breakdown {
     size_t n;
     int64_t path_total, prof_total;
     int64_t waiting_ns;    /* waiting time of all workers, not in the profile */
+    int64_t gap_ns;        /* `unknown` time made by gap filling, not in the profile */
 } lp_breakdown;
 
 lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
@@ -45,5 +53,12 @@ void lp_breakdown_release(lp_breakdown *b);
 /* The label of a row's key ("processing", "w3", "map", "communication", "-"). */
 const char *lp_breakdown_label(const lp_trace *t, const lp_breakdown *b, const lp_brow *r);
 const char *lp_group_name(lp_group g);
+
+/* The profile's communication time (also SnailTrail's summaries', summary.h): the length
+ * of the union of n intervals [s, e] (s <= e); sorts v in place by start. O(n log n). */
+typedef struct lp_ival {
+    int64_t s, e;
+} lp_ival;
+int64_t lp_ival_union(lp_ival *v, size_t n);
 
 #endif

@@ -13,7 +13,11 @@
  * (Eq. 4: the CP of its edges summed; a window's CP sums to 1); prof_share, its share
  * of the conventional profile (the summed durations of its activities in the window,
  * cut at the bounds; `waiting` is not busy time and is left out, reported as
- * waiting_ns; message time is the "communication" row); and path_share, its share of
+ * waiting_ns, and so are the `unknown` gaps gap filling made, which no profiler saw;
+ * message time is the "communication" row: the wall-clock time during which some
+ * message between two workers is in flight, overlapping messages counted once, as in
+ * breakdown.h; in the comm summary, each channel's summed message time, of the
+ * channels' total); and path_share, its share of
  * the sampled path (time on that one path / t1 - t0), the single-path summary the
  * paper contrasts CP with. In the activity, worker and operator summaries message edges
  * form one row, "communication" (key LP_SUMKEY_COMM); activities without an operator
@@ -28,6 +32,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "longpole/analysis/snailtrail/snapshot.h"
+#include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/analysis/snailtrail/cpmetric.h"
 
 typedef enum lp_sumkind {
@@ -91,6 +96,8 @@ typedef struct lp_sumbuf {
     void *acc[LP_SUM_NKINDS];    /* per kind: dense accumulators */
     size_t cap[LP_SUM_NKINDS];
     void *pairs;                 /* comm: the sender/receiver pairs and their accumulators */
+    lp_ival *iv;                 /* the window's message intervals (the profile's communication) */
+    size_t capiv;
     size_t pcap, npairs;
     struct lp_hmap *pairmap;     /* sender << 32 | receiver -> index in pairs (base/hashmap.h) */
 } lp_sumbuf;

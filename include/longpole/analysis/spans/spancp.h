@@ -14,6 +14,11 @@
  *    (never the input order: a trace gives one path whatever order its spans come in).
  * The result is a list of sections (span, start, end), in time order, disjoint and
  * adjacent, covering the root's run exactly: their lengths sum to the trace latency.
+ * What the walk did to the data is counted per trace (docs/trust.md: never silent):
+ * children clipped to their parent and the time cut off them (a child that starts
+ * before its parent or ends after it: usually clock skew between hosts), children the
+ * parent waits for that fall outside it and were left out (with everything under them),
+ * and asynchronous children left out by definition.
  * O(n log n) per trace (children sorted once), no recursion.
  *
  * Over traces (lp_spancp_agg): for every trace, each span's exclusive critical-path
@@ -46,6 +51,10 @@ typedef struct lp_spancp_visit {
 typedef struct lp_spancp {
     uint32_t trace, root; /* root: LP_SPAN_NONE if the trace had no root */
     int64_t start, latency; /* the root's run: [start, start + latency] */
+    uint64_t nclipped;    /* spans clipped to their (clipped) parent */
+    int64_t clipped_ns;   /* time cut off them */
+    uint64_t noutside;    /* waited-on children outside their parent: left out */
+    uint64_t nasync;      /* children not waited on (FOLLOWS_FROM, CONSUMER under PRODUCER): left out */
     lp_spancp_section *sec; /* in time order */
     size_t nsec, capsec;
     lp_spancp_visit *visit;
