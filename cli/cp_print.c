@@ -362,23 +362,29 @@ static void json_output(const cp_out *c)
 }
 
 /* The critical path of t and its three breakdowns; on failure nothing is left. */
+/* The graph, the path and the three breakdowns; progress by stage (issue 12 item 11:
+ * graph 0/5, path 1/5 - the two long ones on large traces - then each breakdown). */
 static lp_status compute(const lp_trace *t, lp_cpath *cp, lp_breakdown bd[3], lp_error *err)
 {
     lp_pag g;
     memset(bd, 0, 3 * sizeof *bd);
+    cli_progress_items("analysing", 0, 5);
     if (lp_pag_build(t, &g, err))
         return err->status;
+    cli_progress_items("analysing", 1, 5);
     lp_status st = lp_cpath_compute(&g, cp, err);
     lp_pag_release(&g);
     if (st)
         return st;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
+        cli_progress_items("analysing", 2 + (uint64_t)k, 5);
         if ((st = lp_breakdown_compute(t, cp, (lp_group)k, &bd[k], err))) {
             for (int q = 0; q < k; q++)
                 lp_breakdown_release(&bd[q]);
             lp_cpath_release(cp);
             return st;
         }
+    }
     return LP_OK;
 }
 
@@ -467,7 +473,6 @@ int cli_cp_print(const lp_trace *t0, const cli_cp_opts *o, int data_errors)
     lp_cpath cp;
     lp_breakdown bd[3];
     lp_headline head;
-    cli_progress_items("analysing", 0, 0); /* issue 6 */
     if (compute(t, &cp, bd, &err)) {
         lp_trace_free(wt);
         return cli_fail("cp", &err);
