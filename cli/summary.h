@@ -22,6 +22,8 @@ void cli_winres_print(FILE *f, const lp_winres *r, const cli_sumfmt *fmt);
  * share as a percentage ("12.5%", "<0.1%", "0"). */
 const char *cli_fmt_s(int64_t ns, char *buf, size_t n);
 const char *cli_fmt_pct(double x, char *buf, size_t n);
+/* s elided in the middle to at most width bytes (buf: width + 1 at least). */
+const char *cli_fmt_elide(const char *s, int width, char *buf, size_t n);
 
 /* The totals over windows: add each window's result as it comes, print at the end. */
 typedef struct cli_sumtotal cli_sumtotal;

@@ -33,6 +33,27 @@ const char *cli_fmt_s(int64_t ns, char *buf, size_t n)
     return buf;
 }
 
+/* s in at most `width` bytes: as it is when it fits, else its start, "..." and its end
+ * (cut at UTF-8 character bounds), so two long names that differ only at the end stay
+ * apart in a table (issue 12 item 9). */
+const char *cli_fmt_elide(const char *s, int width, char *buf, size_t n)
+{
+    size_t len = strlen(s), w = width > 5 ? (size_t)width : 5;
+    if (len <= w || n < w + 1)
+        return s;
+    size_t head = (w - 3 + 1) / 2, tail = w - 3 - head;
+    while (head && ((unsigned char)s[head] & 0xC0) == 0x80)
+        head--;
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)s[from] & 0xC0) == 0x80)
+        from++;
+    memcpy(buf, s, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, s + from, len - from);
+    buf[head + 3 + len - from] = '\0';
+    return buf;
+}
+
 const char *cli_fmt_pct(double x, char *buf, size_t n)
 {
     if (x == 0)
@@ -87,13 +108,14 @@ static void print_table(FILE *f, const lp_winres *r, const lp_summary *s, size_t
         fprintf(f, "  %-*s %8s %8s %8s\n", width, title, "CP", "profile", "1 path");
     for (size_t i = 0; i < shown; i++) {
         const lp_sumrow *w = &s->rows[i];
-        const char *l = lp_sumkeys_label(r->keys, s->kind, w->key, lab, sizeof lab);
+        char el[64];
+        const char *l = cli_fmt_elide(lp_sumkeys_label(r->keys, s->kind, w->key, lab, sizeof lab), width, el, sizeof el);
         if (s->kind == LP_SUM_OPERATOR)
-            fprintf(f, "  %-*.*s %8s %7u %9s %8s %8s\n", width, width, l, cli_fmt_pct(w->cp, p1, sizeof p1), w->par,
+            fprintf(f, "  %-*s %8s %7u %9s %8s %8s\n", width, l, cli_fmt_pct(w->cp, p1, sizeof p1), w->par,
                     cli_fmt_pct(w->rank, p2, sizeof p2), cli_fmt_pct(w->prof_share, p3, sizeof p3),
                     cli_fmt_pct(w->path_share, p4, sizeof p4));
         else
-            fprintf(f, "  %-*.*s %8s %8s %8s\n", width, width, l, cli_fmt_pct(w->cp, p1, sizeof p1),
+            fprintf(f, "  %-*s %8s %8s %8s\n", width, l, cli_fmt_pct(w->cp, p1, sizeof p1),
                     cli_fmt_pct(w->prof_share, p3, sizeof p3), cli_fmt_pct(w->path_share, p4, sizeof p4));
     }
     if (shown < s->n)

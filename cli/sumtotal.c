@@ -235,14 +235,16 @@ static void print_text(FILE *f, cli_sumtotal *st, const cli_sumfmt *fmt, double 
             char firstb[48];
             snprintf(firstb, sizeof firstb, "%llu/%llu", (unsigned long long)t->first,
                      (unsigned long long)st->with_paths);
-            const char *l = lp_sumkeys_label(st->keys, (lp_sumkind)k, t->key, lab, sizeof lab);
+            char el[64];
+            const char *l =
+                cli_fmt_elide(lp_sumkeys_label(st->keys, (lp_sumkind)k, t->key, lab, sizeof lab), width, el, sizeof el);
             if (k == LP_SUM_OPERATOR) {
                 char p4[24];
-                fprintf(f, "  %-*.*s %8s %10s %9s %13s %12s\n", width, width, l, cli_fmt_pct(t->cp / nw, p1, sizeof p1),
+                fprintf(f, "  %-*s %8s %10s %9s %13s %12s\n", width, l, cli_fmt_pct(t->cp / nw, p1, sizeof p1),
                         cli_fmt_pct(t->rank / nw, p4, sizeof p4), firstb, cli_fmt_pct(t->prof / nw, p2, sizeof p2),
                         cli_fmt_pct(t->path / nw, p3, sizeof p3));
             } else {
-                fprintf(f, "  %-*.*s %8s %9s %13s %12s\n", width, width, l, cli_fmt_pct(t->cp / nw, p1, sizeof p1), firstb,
+                fprintf(f, "  %-*s %8s %9s %13s %12s\n", width, l, cli_fmt_pct(t->cp / nw, p1, sizeof p1), firstb,
                         cli_fmt_pct(t->prof / nw, p2, sizeof p2), cli_fmt_pct(t->path / nw, p3, sizeof p3));
             }
         }
