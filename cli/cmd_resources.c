@@ -211,16 +211,18 @@ static int window(const char *cmd, const char *from, const char *to, lp_trace **
     int64_t f = (*t)->tmin, e = (*t)->tmax;
     if ((from && cli_parse_time(from, (*t)->tmin, &f)) || (to && cli_parse_time(to, (*t)->tmin, &e)) || e < f)
         return cli_usage(cmd, "bad --from/--to");
-    if (f > (*t)->tmax || e < (*t)->tmin) {
-        fprintf(stderr, "longpole %s: the window [%lld, %lld] is outside the trace [%lld, %lld]: nothing to analyse\n",
-                cmd, (long long)f, (long long)e, (long long)(*t)->tmin, (long long)(*t)->tmax);
-        return LP_EXIT_DATA;
-    }
+    int rc = cli_refuse_window(cmd, *t, NULL, f, e);
+    if (rc)
+        return rc;
     lp_trace *w;
     lp_error err;
     lp_error_clear(&err);
     if (lp_trace_window(*t, f, e, &w, &err))
         return cli_fail(cmd, &err);
+    if ((rc = cli_refuse_window(cmd, *t, w, f, e))) {
+        lp_trace_free(w);
+        return rc;
+    }
     lp_trace_free(*t);
     *t = w;
     return 0;
@@ -250,10 +252,9 @@ static int write_sqlite(const res_args *a, char **inputs, int ninputs, const cpf
 int cpf_check_joined(const char *cmd, const cpf_input *in);
 int cpf_check_joined(const char *cmd, const cpf_input *in)
 {
-    if (!in->t->nacts) {
-        fprintf(stderr, "longpole %s: the trace has no activity: nothing to analyse\n", cmd);
-        return LP_EXIT_DATA;
-    }
+    int rc = cli_refuse_empty(cmd, in->t);
+    if (rc)
+        return rc;
     if (in->have_s && !in->p.samples_used) {
         fprintf(stderr,
                 "longpole %s: no sample of '%s' falls on an activity of the trace (%llu samples; %u worker(s) name a "

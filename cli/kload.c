@@ -68,7 +68,14 @@ static int build(const char *cmd, const cli_kload *o, char **paths, int npaths, 
     lp_kgraph_opts go = {0, o->no_sync};
     st = lp_kgraph_build(kt, &k->m, &go, ds, &k->g, &err);
     lp_ktrace_free(kt);
-    return st ? cli_fail(cmd, &err) : 0;
+    if (st)
+        return cli_fail(cmd, &err);
+    if (!k->g->nworkers) { /* never an index or a path of nothing (docs/trust.md) */
+        fprintf(stderr, "longpole %s: the kernel trace holds no thread (no scheduling events): there is nothing to "
+                        "analyse\n", cmd);
+        return LP_EXIT_EMPTY;
+    }
+    return 0;
 }
 
 static int index_exit(lp_kindex_verdict v, lp_status st)
