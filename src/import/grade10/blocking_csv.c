@@ -124,20 +124,7 @@ static lp_status row(bctx *c, const char *p, size_t n, uint64_t line, lp_error *
 {
     const char *fv[NB] = {NULL, NULL, NULL, NULL, NULL};
     size_t fl[NB] = {0, 0, 0, 0, 0};
-    const char *f;
-    size_t fn;
-    int k = 0;
-    while (g10_next_field(&p, &n, ',', &f, &fn)) {
-        if (k >= c->maxf) {
-            k++;
-            break;
-        }
-        g10_trim(&f, &fn);
-        for (int i = 0; i < NB; i++)
-            if (c->col[i] == k)
-                fv[i] = f, fl[i] = fn;
-        k++;
-    }
+    int k = g10_csv_fields(p, n, c->col, NB, c->maxf, fv, fl);
     if (k < c->minf || k > c->maxf) {
         lp_diags_report(c->ds, LP_SEV_ERROR, LP_RULE_FIELD, c->fname, line, "%d fields (expected %d%s)", k, c->minf,
                         c->maxf > c->minf ? " or 5" : "");

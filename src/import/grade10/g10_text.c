@@ -43,6 +43,23 @@ lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_cs
     return lp_error_push(err, "reading %s", fname);
 }
 
+int g10_csv_fields(const char *p, size_t n, const int *col, int ncol, int maxf, const char **fv, size_t *fl)
+{
+    const char *f;
+    size_t fn;
+    int k = 0;
+    while (g10_next_field(&p, &n, ',', &f, &fn)) {
+        if (k >= maxf)
+            return maxf + 1;
+        g10_trim(&f, &fn);
+        for (int i = 0; i < ncol; i++)
+            if (col[i] == k)
+                fv[i] = f, fl[i] = fn;
+        k++;
+    }
+    return k;
+}
+
 void g10_trim(const char **p, size_t *n)
 {
     const char *s = *p;

@@ -27,6 +27,11 @@ typedef lp_status (*g10_csv_row_fn)(void *ctx, const char *p, size_t n, uint64_t
 lp_status g10_csv_read(lp_input *in, const char *what, const char *fname, g10_csv_header_fn header,
                        g10_csv_row_fn row, void *ctx, lp_error *err);
 
+/* Split a CSV row at ',' (fields trimmed): the field of column col[i] into (fv[i], fl[i])
+ * for i < ncol. Returns the number of fields, or maxf + 1 as soon as there are more than
+ * maxf (the rest is not read). */
+int g10_csv_fields(const char *p, size_t n, const int *col, int ncol, int maxf, const char **fv, size_t *fl);
+
 /* Trim spaces and tabs from both ends of (*p, *n). */
 void g10_trim(const char **p, size_t *n);
 /* A finite double from exactly the bytes s[0, n); 1 on success. */

@@ -84,20 +84,7 @@ static lp_status row(mctx *c, const char *p, size_t n, uint64_t line, lp_error *
 {
     const char *fv[NCOLS];
     size_t fl[NCOLS];
-    const char *f;
-    size_t fn;
-    int k = 0;
-    while (g10_next_field(&p, &n, ',', &f, &fn)) {
-        if (k >= c->nfields) {
-            k++;
-            break;
-        }
-        g10_trim(&f, &fn);
-        for (int i = 0; i < NCOLS; i++)
-            if (c->col[i] == k)
-                fv[i] = f, fl[i] = fn;
-        k++;
-    }
+    int k = g10_csv_fields(p, n, c->col, NCOLS, c->nfields, fv, fl);
     if (k != c->nfields) {
         lp_diags_report(c->ds, LP_SEV_ERROR, LP_RULE_FIELD, c->fname, line, "%s fields (expected %d)",
                         k < c->nfields ? "too few" : "too many", c->nfields);
