@@ -25,6 +25,10 @@ enum {
     LP_EXIT_INTERNAL = 70  /* a bug: please report */
 };
 
+/* The trace's counts and extent as JSON members (workers, activities, gaps, messages,
+ * skewed_messages, start, end): `info` and `cp --json` write the same ones. */
+void cli_json_trace_counts(lp_jsonw *j, const lp_trace *t);
+
 /* Map a library status to an exit status. */
 int cli_exit_for(lp_status st);
 

@@ -29,13 +29,7 @@ static void print_json(const lp_trace *t, const uint64_t *per_type, const int64_
     lp_jsonw_obj(&j);
     lp_jsonw_kstr(&j, "longpole", LONGPOLE_VERSION);
     lp_jsonw_kstr(&j, "command", "info");
-    lp_jsonw_ku64(&j, "workers", t->nworkers);
-    lp_jsonw_ku64(&j, "activities", t->nacts - t->ngaps);
-    lp_jsonw_ku64(&j, "gaps", t->ngaps);
-    lp_jsonw_ku64(&j, "messages", t->nmsgs);
-    lp_jsonw_ku64(&j, "skewed_messages", t->nskew);
-    lp_jsonw_ki64(&j, "start", t->tmin);
-    lp_jsonw_ki64(&j, "end", t->tmax);
+    cli_json_trace_counts(&j, t);
     lp_jsonw_key(&j, "types");
     lp_jsonw_obj(&j);
     for (uint32_t ty = 0; ty < t->ntypes; ty++)

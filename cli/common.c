@@ -53,3 +53,14 @@ const char *cli_self_path(void)
 {
     return access("/proc/self/exe", X_OK) == 0 ? "/proc/self/exe" : self_argv0;
 }
+
+void cli_json_trace_counts(lp_jsonw *j, const lp_trace *t)
+{
+    lp_jsonw_ku64(j, "workers", t->nworkers);
+    lp_jsonw_ku64(j, "activities", t->nacts - t->ngaps);
+    lp_jsonw_ku64(j, "gaps", t->ngaps);
+    lp_jsonw_ku64(j, "messages", t->nmsgs);
+    lp_jsonw_ku64(j, "skewed_messages", t->nskew);
+    lp_jsonw_ki64(j, "start", t->tmin);
+    lp_jsonw_ki64(j, "end", t->tmax);
+}

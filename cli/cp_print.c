@@ -318,13 +318,7 @@ static void json_output(const cp_out *c)
     json_headline(&j, c->head);
     lp_jsonw_key(&j, "trace");
     lp_jsonw_obj(&j);
-    lp_jsonw_ku64(&j, "workers", t->nworkers);
-    lp_jsonw_ku64(&j, "activities", t->nacts - t->ngaps);
-    lp_jsonw_ku64(&j, "gaps", t->ngaps);
-    lp_jsonw_ku64(&j, "messages", t->nmsgs);
-    lp_jsonw_ku64(&j, "skewed_messages", t->nskew);
-    lp_jsonw_ki64(&j, "start", t->tmin);
-    lp_jsonw_ki64(&j, "end", t->tmax);
+    cli_json_trace_counts(&j, t);
     lp_jsonw_kbool(&j, "spans", c->spans);
     lp_jsonw_obj_end(&j);
     lp_jsonw_key(&j, "window");
