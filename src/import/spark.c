@@ -200,6 +200,8 @@ typedef struct sctx {
         s_edge, s_launch, s_result, s_bytes, s_job, s_failed, s_true, s_app, s_app_id, s_version, s_speculative;
     lp_str op_job_submit, op_stage_submit, op_stage_complete, op_job_complete;
     uint16_t t_gc;                       /* the type "gc" */
+    uint16_t t_offcpu;                   /* the type "off-cpu": run time the task's thread
+                                            spent off the CPU (Executor CPU Time known) */
 } sctx;
 
 static lp_status nomem(sctx *c) { return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory"); }
@@ -892,19 +894,28 @@ static lp_status emit_task(sctx *c, const stask *t, uint32_t w, lp_str op, uint3
     int64_t compute = run - fetch - swrite - gc;
     if (compute < 0)
         compute = 0;
+    /* With the task thread's CPU time (Spark >= 2.1, xm[0]: "Executor CPU Time", ns), the
+     * compute part is split: processing = min(CPU time, compute), the rest of it off the
+     * CPU (blocked reading input, on locks, in remote reads) is "off-cpu", placed before the
+     * processing (Spark does not say when within the task it happened). */
+    int64_t offcpu = 0;
+    if (t->xm[0] >= 0 && t->xm[0] < compute) {
+        offcpu = compute - t->xm[0];
+        compute = t->xm[0];
+    }
     int64_t deser = t->deser > 0 ? t->deser * MS : 0;
     struct {
         int64_t len;
         uint16_t type;
-    } part[7] = {
+    } part[8] = {
         {getres, LP_TYPE_IO}, {ser, LP_TYPE_SERIALIZATION}, {swrite, LP_TYPE_IO}, {gc, c->t_gc},
-        {compute, LP_TYPE_PROCESSING}, {fetch, LP_TYPE_IO}, {deser, LP_TYPE_DESERIALIZATION},
+        {compute, LP_TYPE_PROCESSING}, {offcpu, c->t_offcpu}, {fetch, LP_TYPE_IO}, {deser, LP_TYPE_DESERIALIZATION},
     };
-    int64_t s[8], e[8];
-    uint16_t ty[8];
+    int64_t s[9], e[9];
+    uint16_t ty[9];
     int np = 0;
     int64_t cur = F;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < 8; i++) {
         if (part[i].len <= 0 || cur <= L)
             continue;
         int64_t from = cur - part[i].len < L ? L : cur - part[i].len;
@@ -1241,7 +1252,8 @@ static lp_status init(sctx *c, lp_builder *b, const lp_load_opts *opts, lp_error
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (intern(c, names[i], strlen(names[i]), dst[i]))
             return nomem(c);
-    return lp_builder_type(b, "gc", 2, &c->t_gc, err);
+    lp_status st = lp_builder_type(b, "gc", 2, &c->t_gc, err);
+    return st ? st : lp_builder_type(b, "off-cpu", 7, &c->t_offcpu, err);
 }
 
 static void release(sctx *c)

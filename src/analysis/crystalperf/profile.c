@@ -61,10 +61,13 @@ static int spark_vector(const lp_trace *t, uint64_t a, double ns[LP_RES_N])
         return 0;
     const char *ty = lp_trace_type_name(t, t->atype[a]);
     uint16_t tt = t->atype[a];
-    if (tt == LP_TYPE_PROCESSING) {
+    int offcpu = !strcmp(ty, "off-cpu"); /* the importer's split of a task's compute time */
+    if (tt == LP_TYPE_PROCESSING || offcpu) {
         if (!attr_i64(t, list, "cpu_ns", &cpu))
             return 0; /* Spark before 2.1: no CPU time; nothing to say */
-        int64_t on = cpu < len ? cpu : len, rest = len - on;
+        /* processing: its CPU time (older traces: the whole compute part, so at most
+         * cpu_ns of it is on the CPU); off-cpu: none of it */
+        int64_t on = offcpu ? 0 : cpu < len ? cpu : len, rest = len - on;
         double disk, net;
         lp_cpf_act_bytes(t, a, &disk, &net);
         ns[LP_RES_CPU] = (double)on;
