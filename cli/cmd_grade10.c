@@ -295,7 +295,8 @@ static int plain_name(const char *s)
 
 /* The built-in model of a trace: every worker a serial thread of activities; the CPU of
  * the recorded process tree (proc.cpu, else the machine's cpu.busy) when monitored, with
- * the recording's CPUs (else the cpu.online samples) as capacity. */
+ * the recording's CPUs (else the cpu.online samples) as capacity, and the tree's
+ * run-queue delay (proc.delay) as its effective capacity when recorded. */
 static char *builtin_model(const g10_in *g, size_t *len)
 {
     char *buf = NULL;
@@ -314,6 +315,7 @@ static char *builtin_model(const g10_in *g, size_t *len)
             fprintf(f, "phase /Worker/%s concurrent activity\n", n);
     }
     const char *metric = NULL;
+    int delay = 0;
     double cap = (double)g->cpus;
     for (size_t s = 0; s < g->d.nseries; s++) {
         const char *mn = lp_strtab_get(&g->d.strs, g->d.series[s].metric);
@@ -323,9 +325,11 @@ static char *builtin_model(const g10_in *g, size_t *len)
             metric = "cpu.busy";
         else if (strcmp(mn, "cpu.online") == 0 && cap <= 0 && g->d.series[s].n)
             cap = g->d.series[s].value[0];
+        delay |= strcmp(mn, "proc.delay") == 0;
     }
     if (metric && cap > 0)
-        fprintf(f, "resource cpu consumable metric=%s sample=counter capacity=%g unit=cores\n", metric, cap);
+        fprintf(f, "resource cpu consumable metric=%s sample=counter capacity=%g unit=cores%s\n", metric, cap,
+                delay && strcmp(metric, "proc.cpu") == 0 ? " delay=proc.delay" : "");
     fclose(f);
     return buf;
 }

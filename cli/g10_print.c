@@ -154,6 +154,27 @@ static void print_resources(FILE *out, const lp_g10_attr *a)
                 lp_g10_model_str(m, m->res[tl->res].name), lp_strtab_get(&a->strs, tl->host), tl->capacity, tl->nwin,
                 tl->consumed, tl->attributed, tl->background, tl->clipped, span > 0 ? 100 * sat / span : 0.0);
     }
+    for (uint32_t k = 0; k < a->ntl; k++) {
+        const lp_g10_tl *tl = &a->tl[k];
+        const lp_g10_res *r = &m->res[tl->res];
+        if (r->delay == LP_STR_NONE)
+            continue;
+        const char *rn = lp_g10_model_str(m, r->name), *hn = lp_strtab_get(&a->strs, tl->host);
+        if (!tl->nwin_delay) {
+            fprintf(out, "  effective capacity of %s on %s: no %s series for this host; capacity assumed free\n", rn,
+                    hn, lp_g10_model_str(m, r->delay));
+            continue;
+        }
+        double on = tl->delay_used + tl->delay_waited > 0 ? tl->delay_used / (tl->delay_used + tl->delay_waited) : 1;
+        fprintf(out, "  effective capacity of %s on %s (%s): the threads got %.1f%% of what they were ready to use "
+                     "(%.4g used, %.4g waited) in %u windows; contended (below %.0f%%) %.3g s; Exact demand scaled "
+                     "per window\n",
+                rn, hn, lp_g10_model_str(m, r->delay), 100 * on, tl->delay_used, tl->delay_waited, tl->nwin_delay,
+                100 * m->bottleneck, tl->contended_s);
+        if (tl->delay_bad)
+            fprintf(out, "    %llu windows without a usable delay (outside its samples or going backwards): "
+                         "capacity assumed free there\n", (unsigned long long)tl->delay_bad);
+    }
 }
 
 static void print_adjust(FILE *out, const lp_g10_attr *a)
@@ -215,8 +236,12 @@ void g10_print_contention(FILE *out, const g10_contention *c)
                      "against %.3g s of CPU)", 100 * dshare, c->delay_s, c->cpu_s);
     if (c->have_psi)
         fprintf(out, "%sCPU pressure (PSI some) %.0f%% of the run", c->have_delay ? "; " : "", 100 * pshare);
-    fprintf(out, ":\n  the run was made under contention; capacities and Exact rules assume free resources "
-                 "(try --fit-rules)\n");
+    if (c->effective)
+        fprintf(out, ":\n  the run was made under contention; Exact demands were scaled, window by window, to the "
+                     "share of the resource the threads got (effective capacity, below)\n");
+    else
+        fprintf(out, ":\n  the run was made under contention; capacities and Exact rules assume free resources "
+                     "(declare delay=proc.delay on the cpu resource for effective capacity, or try --fit-rules)\n");
 }
 
 void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from,
@@ -236,8 +261,12 @@ void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, ui
     if (a->mode == LP_G10_SLICES)
         fprintf(out, ", %s slices", lp_fmt_dur(a->slice_ns, d, sizeof d));
     fprintf(out, "; model %s\n", model_from);
-    if (c)
-        g10_print_contention(out, c);
+    if (c) {
+        g10_contention ce = *c;
+        for (uint32_t k = 0; k < a->ntl; k++)
+            ce.effective |= a->tl[k].nwin_delay > 0;
+        g10_print_contention(out, &ce);
+    }
     if (is)
         print_issues(out, a, is, top);
     print_bottlenecks(out, a);

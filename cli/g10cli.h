@@ -26,6 +26,7 @@ void g10_adjust_sum(const lp_g10_attr *a, g10_adjust *out);
  * waited on a run queue (proc.delay), the time some task waited for a CPU (psi.cpu.some). */
 typedef struct g10_contention {
     int have_delay, have_psi;
+    int effective;     /* the attribution used effective capacity (a resource's delay= series) */
     double cpu_s, delay_s, psi_s, wall_s;
 } g10_contention;
 

@@ -117,9 +117,17 @@ static void timeline(lp_html *h, const lp_g10_attr *a, const lp_g10_tl *tl)
         lp_html_text(h, lp_g10_model_str(m, m->res[tl->res].unit));
     }
     lp_html_printf(h, " (dashed); shaded: at or above %.0f%% of capacity. Consumed %.4g, attributed %.4g, background "
-                      "%.4g, clipped %.4g; %u windows, %llu gaps, %llu dropped.</figcaption></figure>\n",
+                      "%.4g, clipped %.4g; %u windows, %llu gaps, %llu dropped.",
                    100 * m->bottleneck, tl->consumed, tl->attributed, tl->background, tl->clipped, tl->nwin,
                    (unsigned long long)tl->gaps, (unsigned long long)tl->dropped);
+    if (m->res[tl->res].delay != LP_STR_NONE) {
+        double on = tl->delay_used + tl->delay_waited > 0 ? tl->delay_used / (tl->delay_used + tl->delay_waited) : 1;
+        lp_html_printf(h, " Effective capacity: the threads got %.1f%% of what they were ready to use in %u windows "
+                          "(%llu without a usable delay: capacity assumed free there); contended %.3g s, counted "
+                          "as bottlenecked.",
+                       100 * on, tl->nwin_delay, (unsigned long long)tl->delay_bad, tl->contended_s);
+    }
+    lp_html_raw(h, "</figcaption></figure>\n");
 }
 
 static void bottlenecks(lp_html *h, const lp_g10_attr *a)

@@ -23,7 +23,7 @@ void lp_g10_attr_free(lp_g10_attr *a)
         return;
     for (uint32_t k = 0; k < a->ntl; k++) {
         lp_g10_tl *tl = &a->tl[k];
-        lp_free(tl->bound), lp_free(tl->E), lp_free(tl->V), lp_free(tl->u), lp_free(tl->x);
+        lp_free(tl->bound), lp_free(tl->E), lp_free(tl->V), lp_free(tl->u), lp_free(tl->x), lp_free(tl->f);
     }
     lp_free(a->tl);
     for (uint32_t g = 0; g < a->nblk; g++)
@@ -174,16 +174,29 @@ static lp_status ph_add(g10_tlphases *ph, uint32_t p, uint32_t slot, double val,
 
 typedef struct plan {
     const lp_g10_series **series; /* [ntl] */
+    const lp_g10_series **delay;  /* [ntl] the resource's delay= series on the same host, or NULL */
     g10_tlphases *ph;             /* [ntl] */
     lp_hmap idx;                  /* res << 32 | host (a->strs) -> timeline */
     uint32_t *only;               /* [nres]: the resource's only timeline, or LP_G10_NONE */
 } plan;
 
+/* The series of resource r's delay= metric on host h (of d's string table), or NULL. */
+static const lp_g10_series *delay_series(const lp_g10_model *m, uint32_t r, const lp_g10_data *d, lp_str h)
+{
+    if (m->res[r].delay == LP_STR_NONE)
+        return NULL;
+    const char *metric = lp_g10_model_str(m, m->res[r].delay);
+    for (size_t i = 0; i < d->nseries; i++)
+        if (d->series[i].host == h && strcmp(lp_strtab_get(&d->strs, d->series[i].metric), metric) == 0)
+            return &d->series[i];
+    return NULL;
+}
+
 /* One timeline per (consumable resource, monitored host). */
 static lp_status timelines(lp_g10_attr *a, const lp_g10_data *d, plan *pl, lp_error *err)
 {
     const lp_g10_model *m = a->m;
-    size_t cap = 0, capser = 0;
+    size_t cap = 0, capser = 0, capdel = 0;
     lp_status st = LP_OK;
     if (!(pl->only = lp_malloc((m->nres ? m->nres : 1) * sizeof *pl->only)))
         return nomem(err);
@@ -201,7 +214,8 @@ static lp_status timelines(lp_g10_attr *a, const lp_g10_data *d, plan *pl, lp_er
             lp_str h;
             if (lp_strtab_intern(&a->strs, host, strlen(host), &h) ||
                 lp_grow_at(&a->tl, &cap, a->ntl + 1, sizeof *a->tl) ||
-                lp_grow_at(&pl->series, &capser, a->ntl + 1, sizeof *pl->series))
+                lp_grow_at(&pl->series, &capser, a->ntl + 1, sizeof *pl->series) ||
+                lp_grow_at(&pl->delay, &capdel, a->ntl + 1, sizeof *pl->delay))
                 return nomem(err);
             lp_g10_tl *tl = &a->tl[a->ntl];
             memset(tl, 0, sizeof *tl);
@@ -209,6 +223,7 @@ static lp_status timelines(lp_g10_attr *a, const lp_g10_data *d, plan *pl, lp_er
             tl->host = h;
             tl->capacity = lp_g10_model_capacity(m, r, host);
             pl->series[a->ntl] = s;
+            pl->delay[a->ntl] = delay_series(m, r, d, s->host);
             st = lp_hmap_put(&pl->idx, (uint64_t)r << 32 | h, a->ntl, err);
             pl->only[r] = count++ ? LP_G10_NONE - 1 : a->ntl;
             a->ntl++;
@@ -303,7 +318,7 @@ static lp_status tl_run(void *ctx, size_t tid, size_t n, lp_error *err)
     g10_scratch sc;
     memset(&sc, 0, sizeof sc);
     for (uint32_t k = (uint32_t)tid; k < j->a->ntl; k += (uint32_t)n)
-        j->st[k] = g10_tl_build(j->a, k, j->pl->series[k], j->d, &j->pl->ph[k], &j->tds[k], j->ts + (size_t)k * nt,
+        j->st[k] = g10_tl_build(j->a, k, j->pl->series[k], j->pl->delay[k], j->d, &j->pl->ph[k], &j->tds[k], j->ts + (size_t)k * nt,
                                 &sc, &j->errs[k]);
     g10_scratch_release(&sc);
     return LP_OK;
@@ -365,6 +380,7 @@ static void plan_release(plan *pl, uint32_t ntl)
     }
     lp_free(pl->ph);
     lp_free(pl->series);
+    lp_free(pl->delay);
     lp_free(pl->only);
     lp_hmap_release(&pl->idx);
 }

@@ -13,10 +13,16 @@
  *     active phases of the type), counted with integer difference arrays so a segment
  *     with no active phase has exactly zero demand;
  *  4. each window upsampled (upsample.c); windows that round to no slice pass their
- *     consumption to the next one;
+ *     consumption to the next one. Effective capacity: when the resource has a delay=
+ *     series (run-queue delay: time its threads were ready to run but waited for a core),
+ *     a window's on-resource fraction f = C / (C + D) (D the delay in the window) scales
+ *     its exact demand (a thread that wants one core got f of one: the rest of the
+ *     machine was taken by others), and a window with f below the bottleneck threshold
+ *     is contended: its phases count as globally bottlenecked on the resource;
  *  5. per phase, through prefix sums over the segments: the attributed usage (exact:
  *     e_p x sum l x/E; variable: v_q x sum l (u - x)/V) and the time bottlenecked
- *     (global: u >= threshold x K; local, exact phases: x >= threshold x E).
+ *     (global: u >= threshold x K, or a contended window; local, exact phases:
+ *     x >= threshold x E).
  * O(segments x rule groups + phases x pieces).
  */
 #include "analysis/grade10/g10_int.h"
@@ -53,6 +59,7 @@ void g10_scratch_release(g10_scratch *sc)
 typedef struct win {
     int64_t w0, w1;
     double C;
+    double f;        /* on-resource fraction C / (C + delay), 1 when unknown */
     uint32_t s0, s1; /* segments [s0, s1) */
 } win;
 
@@ -72,9 +79,50 @@ static int cmp_i64(const void *p, const void *q)
     return x < y ? -1 : x > y;
 }
 
+/* The counter of series s at time t, interpolated linearly between its samples; 0 when t
+ * is outside the series. */
+static int counter_at(const lp_g10_series *s, int64_t t, double *v)
+{
+    if (!s->n || t < s->time[0] || t > s->time[s->n - 1])
+        return 0;
+    size_t l = 0, h = s->n - 1; /* last sample at or before t */
+    while (l < h) {
+        size_t m = l + (h - l + 1) / 2;
+        if (s->time[m] <= t)
+            l = m;
+        else
+            h = m - 1;
+    }
+    if (s->time[l] == t || l + 1 == s->n) {
+        *v = s->value[l];
+        return 1;
+    }
+    double r = ((double)t - (double)s->time[l]) / ((double)s->time[l + 1] - (double)s->time[l]);
+    *v = s->value[l] + r * (s->value[l + 1] - s->value[l]);
+    return 1;
+}
+
+/* Window [t0, t1) with usage C: its on-resource fraction from the delay series. */
+static double on_fraction(lp_g10_tl *tl, const lp_g10_res *r, const lp_g10_series *delay, int64_t t0, int64_t t1,
+                          double C)
+{
+    double d0, d1;
+    if (!delay)
+        return 1;
+    if (!counter_at(delay, t0, &d0) || !counter_at(delay, t1, &d1) || !(d1 - d0 >= 0)) {
+        tl->delay_bad++;
+        return 1;
+    }
+    double D = (d1 - d0) * r->scale;
+    tl->nwin_delay++;
+    tl->delay_used += C;
+    tl->delay_waited += D;
+    return C + D > 0 ? C / (C + D) : 1;
+}
+
 /* Windows of the series that overlap the run, with gap reports. */
-static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, const lp_g10_data *d, lp_diags *ds,
-                         tlw *w, lp_error *err)
+static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, const lp_g10_series *delay,
+                         const lp_g10_data *d, lp_diags *ds, tlw *w, lp_error *err)
 {
     const lp_g10_res *r = &a->m->res[tl->res];
     int64_t run0 = a->x->start[0], run1 = a->x->end[0];
@@ -109,7 +157,7 @@ static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, 
                                 r->sample == LP_G10_COUNTER ? "the counter went backwards" : "a negative mean");
             continue;
         }
-        w->w[w->nw++] = (win){t0, t1, C, 0, 0};
+        w->w[w->nw++] = (win){t0, t1, C, on_fraction(tl, r, delay, t0, t1, C), 0, 0};
     }
     return LP_OK;
 }
@@ -270,8 +318,11 @@ static lp_status upsample(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
 {
     uint32_t n = tl->nseg;
     uint32_t *scr = g10_scratch_get(w->sc, SC_SCR, (size_t)n * sizeof *scr);
-    if (!scr || !(w->len = g10_scratch_get(w->sc, SC_LEN, (size_t)n * sizeof *w->len)))
+    double *ef = g10_scratch_get(w->sc, SC_EF, (size_t)n * sizeof *ef);
+    if (!scr || !ef || !(w->len = g10_scratch_get(w->sc, SC_LEN, (size_t)n * sizeof *w->len)))
         return nomem(err);
+    for (uint32_t s = 0; tl->f && s < n; s++)
+        tl->f[s] = 1;
     for (uint32_t s = 0; s < n; s++)
         w->len[s] = ((double)tl->bound[s + 1] - (double)tl->bound[s]) / 1e9;
     double carry = 0;
@@ -301,8 +352,16 @@ static lp_status upsample(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
         win *wi = &w->w[i];
         if (wi->s0 >= wi->s1)
             continue;
-        tl->clipped += lp_g10_upsample(wi->s1 - wi->s0, w->len + wi->s0, tl->E + wi->s0, tl->V + wi->s0, tl->capacity,
-                                       wi->C, tl->u + wi->s0, tl->x + wi->s0, scr);
+        const double *E = tl->E + wi->s0;
+        if (wi->f < 1) { /* effective capacity: the exact demand scaled by what the threads got */
+            for (uint32_t s = wi->s0; s < wi->s1; s++)
+                ef[s] = tl->E[s] * wi->f, tl->f[s] = wi->f;
+            E = ef + wi->s0;
+            if (wi->f < a->m->bottleneck)
+                tl->contended_s += ((double)tl->bound[wi->s1] - (double)tl->bound[wi->s0]) / 1e9;
+        }
+        tl->clipped += lp_g10_upsample(wi->s1 - wi->s0, w->len + wi->s0, E, tl->V + wi->s0, tl->capacity, wi->C,
+                                       tl->u + wi->s0, tl->x + wi->s0, scr);
         tl->nwin++;
     }
     return LP_OK;
@@ -328,7 +387,7 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
         /* a segment outside the run can be long: clamp so the prefix sums cannot overflow */
         double lnd = (double)tl->bound[s + 1] - (double)tl->bound[s];
         int64_t ln = lnd > 4e18 / 8 ? (int64_t)(4e18 / 8) : (int64_t)lnd;
-        int g = tl->u[s] >= th * K, loc = tl->E[s] > 0 && tl->x[s] >= th * tl->E[s];
+        int g = tl->u[s] >= th * K || (tl->f && tl->f[s] < th), loc = tl->E[s] > 0 && tl->x[s] >= th * tl->E[s];
         PX[s + 1] = PX[s] + (tl->E[s] > 0 ? l * tl->x[s] / tl->E[s] : 0);
         PY[s + 1] = PY[s] + (tl->V[s] > 0 ? l * y / tl->V[s] : 0);
         PG[s + 1] = PG[s] + (g ? ln : 0);
@@ -373,14 +432,15 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
     return LP_OK;
 }
 
-lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_data *d,
-                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc, lp_error *err)
+lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_series *delay,
+                       const lp_g10_data *d, const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc,
+                       lp_error *err)
 {
     lp_g10_tl *tl = &a->tl[k];
     tlw w = {0};
     w.sc = sc;
     tl->nphases = (uint32_t)ph->n;
-    lp_status st = windows(a, tl, s, d, ds, &w, err);
+    lp_status st = windows(a, tl, s, delay, d, ds, &w, err);
     if (!st && w.nw) {
         int64_t lo = g10_round(a, w.w[0].w0), hi = g10_round(a, w.w[w.nw - 1].w1);
         if (!(st = pieces(a, ph, lo, hi, &w, err)) && !(st = grid(a, tl, &w, err))) {
@@ -389,7 +449,8 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
             tl->V = lp_calloc(n, sizeof *tl->V);
             tl->u = lp_calloc(n, sizeof *tl->u);
             tl->x = lp_calloc(n, sizeof *tl->x);
-            if (!tl->E || !tl->V || !tl->u || !tl->x)
+            tl->f = delay ? lp_malloc(n * sizeof *tl->f) : NULL;
+            if (!tl->E || !tl->V || !tl->u || !tl->x || (delay && !tl->f))
                 st = nomem(err);
         }
         if (!st)

@@ -131,7 +131,7 @@ typedef struct g10_tlphases {
 /* Scratch buffers reused from one timeline to the next by one thread (fresh memory is
  * slow to touch on some machines: a timeline's temporaries are as big as its arrays). */
 enum { SC_IV, SC_WIN, SC_POFF, SC_PS, SC_PE, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
-       SC_PU, SC_N };
+       SC_PU, SC_EF, SC_N };
 typedef struct g10_scratch {
     void *buf[SC_N];
     size_t cap[SC_N];
@@ -142,10 +142,12 @@ typedef struct g10_scratch {
 void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes);
 void g10_scratch_release(g10_scratch *sc);
 
-/* Build timeline k (a->tl[k]: res, host, capacity set) from its monitoring series:
+/* Build timeline k (a->tl[k]: res, host, capacity set) from its monitoring series (and
+ * the resource's delay series on that host, NULL if none: effective capacity):
  * windows, segments, demand, upsampling, the uses of its phases and their type totals
  * (added into ts[ntypes]). */
-lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_data *d,
-                       const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc, lp_error *err);
+lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_series *delay,
+                       const lp_g10_data *d, const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc,
+                       lp_error *err);
 
 #endif

@@ -90,6 +90,20 @@ static void resources(lp_jsonw *j, const lp_g10_attr *a)
             lp_jsonw_ku64(j, "dropped_windows", tl->dropped);
             lp_jsonw_ku64(j, "gaps", tl->gaps);
             lp_jsonw_ku64(j, "phases", tl->nphases);
+            if (res->delay != LP_STR_NONE) {
+                lp_jsonw_key(j, "effective_capacity");
+                lp_jsonw_obj(j);
+                lp_jsonw_kstr(j, "delay_metric", lp_g10_model_str(m, res->delay));
+                lp_jsonw_ku64(j, "windows", tl->nwin_delay);
+                lp_jsonw_ku64(j, "windows_without_delay", tl->delay_bad);
+                lp_jsonw_kdbl(j, "used", tl->delay_used);
+                lp_jsonw_kdbl(j, "waited", tl->delay_waited);
+                lp_jsonw_kdbl(j, "on_share", tl->delay_used + tl->delay_waited > 0
+                                                 ? tl->delay_used / (tl->delay_used + tl->delay_waited)
+                                                 : 1);
+                lp_jsonw_kdbl(j, "contended_s", tl->contended_s);
+                lp_jsonw_obj_end(j);
+            }
             lp_jsonw_obj_end(j);
         }
         lp_jsonw_arr_end(j);

@@ -9,7 +9,9 @@
  * resources there (1 where it is bottlenecked on one of them; an Exact phase can grow
  * to its demand, h = E/x; a Variable one can take the free capacity, h = (a + K - u)/a;
  * a resource it gets nothing of does not bind), so that stretch takes 1/h of its time
- * (none, where nothing binds). Time R blocked it (a blocking resource) is removed. The
+ * (none, where nothing binds). Where R was contended (effective capacity: its threads got
+ * a share f < threshold of what they were ready to use), p would run 1/f times faster at
+ * most: h is also capped by 1/f there. Time R blocked it (a blocking resource) is removed. The
  * saving is computed in segment time (rounded bounds in slice mode) and applied to the
  * recorded duration as a ratio.
  *
@@ -54,12 +56,13 @@ static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double t
 
 /* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources;
  * on the slice grid [lo, hi) is one slice of every timeline. */
-static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th)
+static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th,
+                       double hmax)
 {
     double saved = 0;
     while (lo < hi) {
         int64_t next = hi;
-        double h = INFINITY;
+        double h = hmax;
         for (size_t i = 0; i < no; i++) {
             const lp_g10_tl *tl = ot[i].tl;
             if (a->mode == LP_G10_SLICES) {
@@ -130,10 +133,11 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
             for (uint32_t s = lo < hi ? g10_seg_of(a, tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
                 int bn = tl->u[s] >= th * tl->capacity ||
                          (ot[j].kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
-                if (!bn)
+                int cont = !bn && tl->f && tl->f[s] < th; /* contended: at most 1/f faster */
+                if (!bn && !cont)
                     continue;
                 int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
-                saved += saved_in(a, rest, nr, a0, a1, th);
+                saved += saved_in(a, rest, nr, a0, a1, th, cont ? 1 / (tl->f[s] > 0 ? tl->f[s] : 1e-9) : INFINITY);
             }
         }
         out[mine[j]] = saved;

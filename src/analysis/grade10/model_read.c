@@ -225,6 +225,8 @@ static lp_status res_option(mread *r, lp_g10_res *res, const tok *t, int *have_c
         return intern(r, &v, &res->metric, err);
     if (tok_is(&k, "unit") && v.n)
         return intern(r, &v, &res->unit, err);
+    if (cons && tok_is(&k, "delay") && v.n)
+        return intern(r, &v, &res->delay, err);
     if (cons && tok_is(&k, "sample") && (tok_is(&v, "counter") || tok_is(&v, "mean"))) {
         res->sample = tok_is(&v, "counter") ? LP_G10_COUNTER : LP_G10_MEAN;
         *have_sample = 1;
@@ -256,7 +258,7 @@ static lp_status st_resource(mread *r, tok *t, int nt, lp_error *err)
         return LP_OK;
     }
     lp_g10_res res = {0, tok_is(&t[2], "consumable") ? LP_G10_CONSUMABLE : LP_G10_BLOCKING, 0, 0, 1, 0, LP_STR_NONE,
-                      r->line};
+                      r->line, LP_STR_NONE};
     lp_status st;
     if ((st = intern(r, &t[1], &res.name, err)))
         return st;

@@ -4,7 +4,8 @@
  * a global bottleneck of P2 and P3; P2 at its Exact 80 % in slice 2: a local one), in
  * both modes; blocking; and the invariants on random runs (each window's total
  * preserved, 0 <= x <= u <= K, attributed + background = consumed, identity when the
- * monitoring is as fine as the slices, slice and event modes equal on aligned input). */
+ * monitoring is as fine as the slices, slice and event modes equal on aligned input);
+ * effective capacity from a run-queue delay series. */
 #include "t.h"
 #include "tutil.h"
 #include "longpole/import/grade10.h"
@@ -230,6 +231,60 @@ static void test_bad_monitoring(void)
     run_free(&r);
 }
 
+
+/* Effective capacity (delay=): four threads computing (Exact 1 core each) and one
+ * communicating (Variable 1) on 2 cores, one 1 s window in which the tree used 0.6
+ * core-s while its threads waited 5.4 s on run queues: they got f = 0.6 / 6 = 10 % of
+ * what they were ready to use. The exact demand is 4 x 0.1 = 0.4 core-s, so each
+ * computing thread gets 0.1 and Comm the remaining 0.2; the window is contended (f below
+ * the 95 % threshold), so every phase is bottlenecked on cpu for the whole second.
+ * Without delay= the exact pass takes all 0.6 (min(4, 2) cores of demand) and Comm gets
+ * nothing; a delay series that does not cover a window leaves it as before, counted. */
+static void test_effective(void)
+{
+#define EFF_MODEL(opt)                                                                                                 \
+    "grade10-model 1\nslice 100ms\nphase /C concurrent t\nphase /M\n"                                                    \
+    "resource cpu consumable metric=cpu sample=counter capacity=2" opt "\n"                                               \
+    "rule /C cpu exact 1\nrule /M cpu variable 1\n"
+    const char *ops = "time=0, event=start, phase=C, t=1\ntime=0, event=start, phase=C, t=2\n"
+                      "time=0, event=start, phase=C, t=3\ntime=0, event=start, phase=C, t=4\n"
+                      "time=0, event=start, phase=M\n"
+                      "time=1000000000, event=end, phase=C, t=1\ntime=1000000000, event=end, phase=C, t=2\n"
+                      "time=1000000000, event=end, phase=C, t=3\ntime=1000000000, event=end, phase=C, t=4\n"
+                      "time=1000000000, event=end, phase=M\n";
+    const char *mon[3] = {"0,h,cpu,0\n1000000000,h,cpu,0.6\n0,h,delay,10\n1000000000,h,delay,15.4\n",
+                          "0,h,cpu,0\n1000000000,h,cpu,0.6\n",
+                          "0,h,cpu,0\n1000000000,h,cpu,0.6\n0,h,delay,10\n500000000,h,delay,11\n"};
+    for (int mode = 0; mode < 2; mode++)
+        for (int v = 0; v < 3; v++) {
+            const char *m = v == 1 ? EFF_MODEL("") : EFF_MODEL(" delay=delay");
+            run r;
+            CHECK(run_text(&r, m, ops, mon[v], NULL, mode));
+            if (!r.a) {
+                run_free(&r);
+                continue;
+            }
+            uint32_t M = phase_named(r.x, "/M");
+            double comm = lp_g10_use_of(r.a, 0, M)->used, comp = 0;
+            for (uint32_t p = 0; p < r.x->n; p++)
+                if (lp_g10_is_leaf(r.x, p) && p != M) {
+                    comp += lp_g10_use_of(r.a, 0, p)->used;
+                    CHECK(fabs(lp_g10_use_of(r.a, 0, p)->used - (v == 0 ? 0.1 : 0.15)) < 1e-9);
+                    CHECK_EQ_I(lp_g10_use_of(r.a, 0, p)->bn_ns, v == 0 ? S : 0);
+                }
+            CHECK(fabs(comm - (v == 0 ? 0.2 : 0)) < 1e-9);
+            CHECK(fabs(comm + comp - 0.6) < 1e-9);
+            const lp_g10_tl *tl = &r.a->tl[0];
+            CHECK_EQ_I(tl->nwin_delay, v == 0 ? 1 : 0);
+            CHECK_EQ_I(tl->delay_bad, v == 2 ? 1 : 0);
+            CHECK(fabs(tl->contended_s - (v == 0 ? 1.0 : 0)) < 1e-9);
+            CHECK(fabs(tl->delay_waited - (v == 0 ? 5.4 : 0)) < 1e-9);
+            CHECK_EQ_I(lp_g10_use_of(r.a, 0, M)->bn_ns, v == 0 ? S : 0);
+            CHECK_EQ_I(r.ds.nerrors, 0);
+            run_free(&r);
+        }
+}
+
 /* ---- random runs: invariants ----------------------------------------------------------- */
 
 static double rnd(uint64_t *s) { return (double)(t_splitmix(s) >> 11) / 9007199254740992.0; }
@@ -381,6 +436,7 @@ int main(void)
     test_fig2(LP_G10_EVENTS);
     test_blocking();
     test_bad_monitoring();
+    test_effective();
     test_random();
     return t_done("test_g10_attrib");
 }

@@ -61,6 +61,8 @@ typedef struct lp_g10_tl {
                                 before the run, one segment, no demand) */
     int64_t grid0;           /* slice mode: bound[lead], where the slices over the run begin */
     double *E, *V, *u, *x;   /* per segment: exact and variable demand, usage, its exact part (capacity units) */
+    double *f;               /* per segment: the share of what its threads were ready to use that they got
+                                (effective capacity; 1 where unknown); NULL without a delay series */
     uint32_t nwin;           /* monitoring windows used */
     double consumed;         /* sum of the windows' C (capacity units x seconds) */
     double attributed;       /* to phases */
@@ -70,6 +72,14 @@ typedef struct lp_g10_tl {
     uint64_t dropped;        /* windows dropped (a counter going backwards, a negative mean) */
     uint64_t gaps;           /* sample intervals over gap-factor x the median */
     uint32_t nphases;        /* leaf phases with a rule on it */
+    /* effective capacity (the resource's delay= metric; zero when it has none or the host
+     * has no such series): windows whose delay is known, the usage and the delay in them
+     * (capacity units x s), and the time in windows where the threads got less than the
+     * bottleneck threshold of what they were ready to use (contended) */
+    uint32_t nwin_delay;
+    double delay_used, delay_waited;
+    double contended_s;
+    uint64_t delay_bad;      /* windows whose delay could not be used (counter backwards, outside the series) */
 } lp_g10_tl;
 
 /* One leaf phase on one resource (a pair whose rule is not None). */

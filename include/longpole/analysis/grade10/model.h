@@ -63,6 +63,9 @@ typedef struct lp_g10_res {
     double capacity;     /* consumable: per host, unless overridden */
     lp_str unit;         /* for people ("cores", "B/s") */
     uint64_t line;
+    lp_str delay;        /* consumable: a counter of the time the measured threads were ready to use
+                            the resource but waited for it (run-queue delay), same units as the
+                            usage: gives the effective capacity per window; LP_STR_NONE: none */
 } lp_g10_res;
 
 typedef struct lp_g10_cap {
