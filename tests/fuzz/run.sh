@@ -6,6 +6,8 @@ set -eu
 dir=$1; secs=$2
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
+failed=""
+summary=$(mktemp)
 for f in "$dir"/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f"); corpus=${name#fuzz_}
@@ -15,14 +17,24 @@ for f in "$dir"/fuzz_*; do
         -artifact_prefix="$scratch/" "$scratch" "$here/corpus/$corpus" "$here/../data/ok" "$here/../data/bad" \
         > "$scratch/log" 2>&1; then
     echo "FUZZ FAILURE in $name:"; tail -40 "$scratch/log"; status=1
+    failed="$failed $name"
     # the reproducers, so the log alone is enough to replay them (base64 -d > file)
-    for a in "$scratch"/crash-* "$scratch"/timeout-* "$scratch"/oom-* "$scratch"/leak-*; do
+    for a in "$scratch"/crash-* "$scratch"/timeout-* "$scratch"/oom-* "$scratch"/leak-* "$scratch"/slow-unit-*; do
       [ -f "$a" ] || continue
       echo "reproducer $(basename "$a") (base64):"; base64 -w0 "$a"; echo
     done
+    # the gist again at the very end, where a log cut to its tail still shows it
+    { echo "$name: $(grep -m1 -E 'ERROR: libFuzzer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error|SUMMARY' "$scratch/log")"
+      for a in "$scratch"/crash-* "$scratch"/timeout-* "$scratch"/oom-* "$scratch"/leak-* "$scratch"/slow-unit-*; do
+        [ -f "$a" ] && echo "  $(basename "$a") $(head -c 512 "$a" | base64 -w0)"
+      done; } >> "$summary"
   else
     grep -E "stat::number_of_executed_units|Done" "$scratch/log" | tail -2
   fi
   rm -rf "$scratch"
 done
+if [ $status -ne 0 ]; then
+  echo "FUZZ FAILURES:$failed"; cat "$summary"
+fi
+rm -f "$summary"
 exit $status
