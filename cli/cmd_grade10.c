@@ -10,7 +10,8 @@
  *
  * Exit status: 0; 4 (LP_EXIT_DATA) when the input had errors (reported with file and
  * line, bad records skipped, the rest analysed), or when the model is refused or no phase
- * remains (nothing printed but the errors); 3 a file cannot be read; 2 usage.
+ * remains (nothing printed but the errors); 9 (LP_EXIT_EMPTY) when the input holds no
+ * phase record or activity at all; 3 a file cannot be read; 2 usage.
  */
 #include "g10cli.h"
 
@@ -88,7 +89,8 @@ const cli_spec cli_spec_grade10 = {
     .notes = "The text answer: the makespan and the issues by gain, then bottlenecks per phase type\n"
              "and resource, imbalance, resources, and every adjustment made to the data.\n"
              "exit status: 0; 4 the input had errors (reported with file and line; the rest was\n"
-             "analysed) or the model was refused or no phase remained; 3 unreadable file.\n",
+             "analysed) or the model was refused or no phase remained; 9 the input holds no phase\n"
+             "record or activity; 3 unreadable file.\n",
     .size = sizeof(g10_args),
     .init = g10_init,
 };
@@ -524,6 +526,14 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
     lp_g10_attr *at = NULL;
     lp_g10_issues is;
     memset(&is, 0, sizeof is);
+    /* nothing to analyse: exit 9, as every analysis (cli_refuse_empty) */
+    if (g->t ? g->t->nacts <= g->t->ngaps : g->d.nev == 0) {
+        cli_print_diags(&g->ds, o->load.quiet ? 0 : (o->load.max_diags ? o->load.max_diags : 20));
+        if (g->t)
+            return cli_refuse_empty("grade10", g->t);
+        fprintf(stderr, "longpole grade10: the OperationLog holds no phase record: there is nothing to analyse\n");
+        return LP_EXIT_EMPTY;
+    }
     lp_status st = g->t ? lp_g10_exec_from_trace(m, g->t, &g->ds, &x, &err)
                         : lp_g10_exec_from_events(m, &g->d, &g->ds, &x, &err);
     lp_g10_opts ao = {o->mode == 1 ? LP_G10_EVENTS : LP_G10_SLICES, o->slice, 0};
