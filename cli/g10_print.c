@@ -39,9 +39,17 @@ static void print_issues(FILE *out, const lp_g10_attr *a, const lp_g10_issues *i
                 (unsigned long long)shown, lp_g10_issue_name(v->kind), what, lp_fmt_dur(v->gain_ns, g, sizeof g),
                 100 * v->gain, lp_fmt_dur(is->baseline, m0, sizeof m0), lp_fmt_dur(v->makespan, m1, sizeof m1),
                 (unsigned long long)v->phases, lp_fmt_dur(v->saved_ns, sv, sizeof sv));
+        if (v->kind == LP_G10_ISSUE_OUTLIER && v->key != LP_STR_NONE && a->x->keyname[v->type] != LP_STR_NONE)
+            fprintf(out, "      %llu outlier instances (over %.1fx their set's median), %llu of them %s=%s\n",
+                    (unsigned long long)v->instances, LP_G10_OUTLIER, (unsigned long long)v->key_count,
+                    lp_strtab_get(&a->x->strs, a->x->keyname[v->type]), lp_strtab_get(&a->x->strs, v->key));
+        else if (v->kind == LP_G10_ISSUE_OUTLIER)
+            fprintf(out, "      %llu outlier instances (over %.1fx their set's median)\n",
+                    (unsigned long long)v->instances, LP_G10_OUTLIER);
     }
     if (!rep)
-        fprintf(out, "  none: no bottleneck or imbalance would shorten the run by %.1f%% or more\n", 100 * is->threshold);
+        fprintf(out, "  none: no bottleneck, imbalance or outlier would shorten the run by %.1f%% or more\n",
+                100 * is->threshold);
 }
 
 static void print_bottlenecks(FILE *out, const lp_g10_attr *a)

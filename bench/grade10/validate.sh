@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/grade10/validate.sh: Grade10's accuracy on a real run of this machine (issue 15;
-# the paper's Table II with ground truth from per-thread CPU clocks) and the outlier's
-# imbalance issue against a rerun without it.
+# the paper's Table II with ground truth from per-thread CPU clocks) and the injected
+# straggler's outlier and imbalance issues against a rerun without it.
 #   env: LP (longpole), BUILD (build dir, for bench/grade10/g10work), WORK (scratch dir,
 #   emptied), optional OUT (markdown written there), G10ARGS (g10work's size: default
 #   "-t 4 -r 8 -m 60 -s 1"), RATIOS (default "1 2 4 8 16 32 64").
@@ -56,9 +56,10 @@ for r in outlier no-outlier balanced hog; do
   "$LP" grade10 "$WORK/$r" > "$WORK/$r.txt" 2>> "$WORK/$r.err" || true
 done
 ms() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["run"]["duration_s"])' "$1"; }
-gain() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=[i for i in d["issues"]["list"] if i["kind"]=="imbalance" and i["type"]=="/Round/Compute"]; print(l[0]["gain_s"] if l else "nan")' "$1"; }
-m1=$(ms "$WORK/outlier.json"); m0=$(ms "$WORK/no-outlier.json"); mb=$(ms "$WORK/balanced.json"); est=$(gain "$WORK/outlier.json")
-python3 -c 'import sys; m1, m0, mb, e = map(float, sys.argv[1:]); g = m1 - m0; gb = m1 - mb; print("outlier: makespan %.3f s; without the outlier %.3f s (measured gain %.3f s); the same work balanced %.3f s (measured gain %.3f s); the imbalance issue /Round/Compute estimates %.3f s: %+.1f%% of the first, %+.1f%% of the second" % (m1, m0, g, mb, gb, e, 100 * (e - g) / g, 100 * (e - gb) / gb))' "$m1" "$m0" "$mb" "$est" | tee -a "$WORK/runs.txt"
+gain() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); l=[i for i in d["issues"]["list"] if i["kind"]==sys.argv[2] and i["type"]=="/Round/Compute"]; print(l[0]["gain_s"] if l else "nan")' "$1" "$2"; }
+m1=$(ms "$WORK/outlier.json"); m0=$(ms "$WORK/no-outlier.json"); mb=$(ms "$WORK/balanced.json")
+est=$(gain "$WORK/outlier.json" imbalance); eso=$(gain "$WORK/outlier.json" outlier)
+python3 -c 'import sys; m1, m0, mb, e, o = map(float, sys.argv[1:]); g = m1 - m0; gb = m1 - mb; print("outlier: makespan %.3f s; without the outlier %.3f s (measured gain %.3f s); the same work balanced %.3f s (measured gain %.3f s); the outlier issue /Round/Compute estimates %.3f s: %+.1f%% of the run without it; the imbalance issue estimates %.3f s: %+.1f%% of the run without the outlier, %+.1f%% of the balanced one" % (m1, m0, g, mb, gb, o, 100 * (o - g) / g, e, 100 * (e - g) / g, 100 * (e - gb) / gb))' "$m1" "$m0" "$mb" "$est" "$eso" | tee -a "$WORK/runs.txt"
 
 for r in outlier hog; do
   for mode in slice event; do

@@ -204,7 +204,7 @@ static lp_status stats(lp_sqlite *db, const lp_g10_attr *a, const lp_g10_issues 
         sq_u64(&q, i + 1);
         sq_txt(&q, lp_g10_issue_name(v->kind));
         sq_opt32(&q, v->kind == LP_G10_ISSUE_BOTTLENECK ? v->res : UINT32_MAX);
-        sq_opt32(&q, v->kind == LP_G10_ISSUE_IMBALANCE ? v->type : UINT32_MAX);
+        sq_opt32(&q, v->kind != LP_G10_ISSUE_BOTTLENECK ? v->type : UINT32_MAX);
         sq_u64(&q, v->phases);
         sq_i64(&q, v->saved_ns);
         sq_i64(&q, v->makespan);

@@ -19,7 +19,10 @@ const char *lp_g10_repeat_name(uint8_t repeat)
 }
 
 const char *lp_g10_mode_name(int mode) { return mode == LP_G10_EVENTS ? "events" : "slices"; }
-const char *lp_g10_issue_name(uint8_t kind) { return kind == LP_G10_ISSUE_IMBALANCE ? "imbalance" : "bottleneck"; }
+const char *lp_g10_issue_name(uint8_t kind)
+{
+    return kind == LP_G10_ISSUE_IMBALANCE ? "imbalance" : kind == LP_G10_ISSUE_OUTLIER ? "outlier" : "bottleneck";
+}
 
 static double sec(int64_t ns) { return (double)ns / 1e9; }
 
@@ -177,6 +180,17 @@ static void issues(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_issues *is)
             lp_jsonw_kstr(j, "resource", lp_g10_model_str(m, m->res[v->res].name));
         else
             lp_jsonw_kstr(j, "type", lp_g10_model_str(m, m->type[v->type].path));
+        if (v->kind == LP_G10_ISSUE_OUTLIER) {
+            lp_jsonw_ku64(j, "instances", v->instances);
+            if (v->key != LP_STR_NONE && a->x->keyname[v->type] != LP_STR_NONE) {
+                lp_jsonw_key(j, "mostly");
+                lp_jsonw_obj(j);
+                lp_jsonw_kstr(j, "key", lp_strtab_get(&a->x->strs, a->x->keyname[v->type]));
+                lp_jsonw_kstr(j, "value", lp_strtab_get(&a->x->strs, v->key));
+                lp_jsonw_ku64(j, "instances", v->key_count);
+                lp_jsonw_obj_end(j);
+            }
+        }
         lp_jsonw_ku64(j, "phases", v->phases);
         lp_jsonw_kdbl(j, "phase_time_saved_s", sec(v->saved_ns));
         lp_jsonw_kdbl(j, "makespan_s", sec(v->makespan));

@@ -18,10 +18,17 @@
  * Removing type T's imbalance: every set of T's instances under one parent (two or
  * more) gets the set's mean replayed span; a composite instance is scaled by scaling
  * all its leaves (a replay is homogeneous: scaling every duration scales the span).
+ *
+ * Removing type T's outliers (not in the paper: its imbalance keeps the straggler's
+ * extra work, so it underestimates a run without the straggler): in every set of three
+ * or more, the instances over LP_G10_OUTLIER x the set's median span are scaled to the
+ * longest of the others; the key value most of them share (the straggling thread or
+ * worker) is named.
  */
 #include "longpole/analysis/grade10/issues.h"
 #include "analysis/grade10/g10_int.h"
 #include "longpole/base/alloc.h"
+#include "base/hashmap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -254,6 +261,75 @@ lp_status lp_g10_without_imbalance(const lp_g10_exec *x, uint32_t type, const in
     return LP_OK;
 }
 
+static int cmp_i64(const void *p, const void *q)
+{
+    int64_t a = *(const int64_t *)p, b = *(const int64_t *)q;
+    return (a > b) - (a < b);
+}
+
+/* Outliers of the set of `type` under parent p: scaled down into dur; counted into v and
+ * their key values into keys (exec strs -> count). sp: scratch of the set's size. */
+static lp_status set_outliers(const lp_g10_exec *x, uint32_t p, uint32_t type, const int64_t *span, int64_t *dur,
+                              int64_t *sp, lp_hmap *keys, lp_g10_issue *v, lp_error *err)
+{
+    size_t k = 0;
+    for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c])
+        if (x->type[c] == type)
+            sp[k++] = span[c];
+    if (k < 3)
+        return LP_OK;
+    qsort(sp, k, sizeof *sp, cmp_i64);
+    double med = k % 2 ? (double)sp[k / 2] : ((double)sp[k / 2 - 1] + (double)sp[k / 2]) / 2;
+    double lim = LP_G10_OUTLIER * med;
+    int64_t typical = -1; /* the longest span at or under the limit */
+    for (size_t i = 0; i < k; i++)
+        if ((double)sp[i] <= lim)
+            typical = sp[i];
+    if (typical <= 0)
+        return LP_OK;
+    for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c]) {
+        if (x->type[c] != type || (double)span[c] <= lim)
+            continue;
+        scale_subtree(x, c, (double)typical / (double)span[c], dur);
+        v->instances++;
+        for (uint32_t l = c; l < c + x->size[c]; l++)
+            v->phases += x->size[l] == 1;
+        if (x->key[c] != LP_STR_NONE) {
+            uint64_t n = 0;
+            lp_hmap_get(keys, x->key[c], &n);
+            lp_status st = lp_hmap_put(keys, x->key[c], n + 1, err);
+            if (st)
+                return st;
+        }
+    }
+    return LP_OK;
+}
+
+lp_status lp_g10_without_outliers(const lp_g10_exec *x, uint32_t type, const int64_t *span, int64_t *dur,
+                                  lp_g10_issue *v, lp_error *err)
+{
+    v->phases = v->instances = v->key_count = 0;
+    v->key = LP_STR_NONE;
+    int64_t *sp = lp_malloc(((size_t)x->n + 1) * sizeof *sp);
+    lp_hmap keys;
+    lp_status st = sp ? lp_hmap_init(&keys, 16, err) : nomem(err);
+    if (st) {
+        lp_free(sp);
+        return st;
+    }
+    for (uint32_t p = 0; p < x->n && !st; p++)
+        if (x->size[p] > 1 && x->m->type[type].parent == x->type[p])
+            st = set_outliers(x, p, type, span, dur, sp, &keys, v, err);
+    for (uint32_t i = 0; !st && i < x->n; i++) { /* the most common key, first in instance order on ties */
+        uint64_t n;
+        if (x->type[i] == type && x->key[i] != LP_STR_NONE && lp_hmap_get(&keys, x->key[i], &n) && n > v->key_count)
+            v->key = x->key[i], v->key_count = n;
+    }
+    lp_hmap_release(&keys);
+    lp_free(sp);
+    return st;
+}
+
 static int cmp_issue(const void *p, const void *q)
 {
     const lp_g10_issue *x = p, *y = q;
@@ -317,7 +393,7 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         st = saved ? all_savings(a, saved, err) : nomem(err);
     for (uint32_t r = 0; !st && r < m->nres; r++) {
         memcpy(dur, base, x->n * sizeof *dur);
-        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, 0, 0, 0, 0, 0};
+        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         apply_savings(a, r, saved[r], dur, &v.phases);
         if (v.phases)
             st = candidate(&rp, out, &cap, v, base, dur, err);
@@ -327,9 +403,13 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;
         memcpy(dur, base, x->n * sizeof *dur);
-        lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, 0, 0, 0, 0, 0};
+        lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
             st = candidate(&rp, out, &cap, v, base, dur, err);
+        memcpy(dur, base, x->n * sizeof *dur);
+        lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
+        if (!st && !(st = lp_g10_without_outliers(x, t, rs, dur, &o, err)) && o.phases)
+            st = candidate(&rp, out, &cap, o, base, dur, err);
     }
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);

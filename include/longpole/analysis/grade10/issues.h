@@ -45,12 +45,25 @@ void lp_g10_replay_release(lp_g10_replay *rp);
  * the makespan (root end - root start). Not thread-safe on one replay (uses rp->t). */
 int64_t lp_g10_replay_run(lp_g10_replay *rp, const int64_t *dur, int64_t *start, int64_t *end);
 
-typedef enum lp_g10_issue_kind { LP_G10_ISSUE_BOTTLENECK = 0, LP_G10_ISSUE_IMBALANCE } lp_g10_issue_kind;
+typedef enum lp_g10_issue_kind {
+    LP_G10_ISSUE_BOTTLENECK = 0,
+    LP_G10_ISSUE_IMBALANCE,  /* every set of concurrent instances at its mean span (the paper) */
+    LP_G10_ISSUE_OUTLIER     /* only the outliers of each set (span over LP_G10_OUTLIER x the set's median)
+                                brought down to the longest typical instance of the set: the run
+                                without the straggler (beyond the paper) */
+} lp_g10_issue_kind;
+
+/* An instance is an outlier of its set (concurrent instances of one type under one
+ * parent, three or more) when its span exceeds this factor times the set's median. */
+#define LP_G10_OUTLIER 1.5
 
 typedef struct lp_g10_issue {
     uint8_t kind;            /* lp_g10_issue_kind */
     uint32_t res;            /* bottleneck: the resource */
-    uint32_t type;           /* imbalance: the phase type */
+    uint32_t type;           /* imbalance, outlier: the phase type */
+    uint64_t instances;      /* outlier: instances brought down */
+    lp_str key;              /* outlier: the repetition-key value (exec strs) of most of them, LP_STR_NONE */
+    uint64_t key_count;      /* outlier: how many of them have that key value */
     uint64_t phases;         /* leaves whose duration changed */
     int64_t saved_ns;        /* phase time removed (sum over the changed leaves) */
     int64_t makespan;        /* replayed makespan with the issue fixed */
@@ -81,5 +94,11 @@ lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *d
  * replay's instance spans (span[i] = end - start of the baseline replay). */
 lp_status lp_g10_without_imbalance(const lp_g10_exec *x, uint32_t type, const int64_t *span, int64_t *dur,
                                    uint64_t *changed, lp_error *err);
+/* The leaf durations with phase type `type`'s outliers removed: in every set of three or
+ * more concurrent instances under one parent, each instance whose baseline span exceeds
+ * LP_G10_OUTLIER x the set's median is scaled to the longest span of the set's other
+ * (typical) instances. v->phases, v->instances, v->key, v->key_count are filled. */
+lp_status lp_g10_without_outliers(const lp_g10_exec *x, uint32_t type, const int64_t *span, int64_t *dur,
+                                  lp_g10_issue *v, lp_error *err);
 
 #endif
