@@ -418,6 +418,10 @@ lp_status lp_g10_attribute(const lp_g10_model *m, const lp_g10_exec *x, const lp
     a->x = x;
     a->mode = o && o->mode == LP_G10_EVENTS ? LP_G10_EVENTS : LP_G10_SLICES;
     a->slice_ns = o && o->slice_ns > 0 ? o->slice_ns : m->slice_ns;
+    a->origin = 0; /* the first sample of the monitoring: the slice grid's origin */
+    for (size_t i = 0, first = 1; i < d->nseries; i++)
+        if (d->series[i].n && (first || d->series[i].time[0] < a->origin))
+            a->origin = d->series[i].time[0], first = 0;
     plan pl = {0};
     lp_status st = LP_OK;
     if (!(a->tstat = lp_calloc((size_t)m->ntypes * (m->nres ? m->nres : 1), sizeof *a->tstat)))

@@ -46,6 +46,14 @@ int64_t g10_round(const lp_g10_attr *a, int64_t t)
 {
     if (a->mode != LP_G10_SLICES)
         return t;
+    int64_t u, back;
+    if (a->origin && !__builtin_sub_overflow(t, a->origin, &u)) { /* on the grid from the origin */
+        int64_t d = a->slice_ns, r = floor_div(u, d), rem = u - r * d;
+        if (rem >= d / 2) /* half up, as below */
+            r++;
+        if (!__builtin_mul_overflow(r, d, &u) && !__builtin_add_overflow(u, a->origin, &back))
+            return back;
+    }
     int64_t d = a->slice_ns, h;
     if (__builtin_add_overflow(t, d / 2, &h))
         return floor_div(t, d) * d;

@@ -4,7 +4,8 @@
  * a global bottleneck of P2 and P3; P2 at its Exact 80 % in slice 2: a local one), in
  * both modes; blocking; and the invariants on random runs (each window's total
  * preserved, 0 <= x <= u <= K, attributed + background = consumed, identity when the
- * monitoring is as fine as the slices, slice and event modes equal on aligned input);
+ * monitoring is as fine as the slices, slice and event modes equal on aligned input,
+ * also when the sampler's grid is shifted off the multiples of the slice);
  * effective capacity from a run-queue delay series. */
 #include "t.h"
 #include "tutil.h"
@@ -313,7 +314,9 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 
 /* A random run: threads with exact CPU demand, communication phases with variable
  * network demand, monitoring every `every` slices (ms slices of 10 ms). */
-static void random_case(uint64_t *seed, int every, int aligned, sbuf *ops, sbuf *mon)
+/* A random run; `off` shifts every time (phases and monitoring) by that much: the slice
+ * grid starts at the first monitoring sample, so a shifted aligned case stays aligned. */
+static void random_case(uint64_t *seed, int every, int aligned, int64_t off, sbuf *ops, sbuf *mon)
 {
     ops->n = mon->n = 0;
     sb_printf(ops, "%s", "");
@@ -325,25 +328,27 @@ static void random_case(uint64_t *seed, int every, int aligned, sbuf *ops, sbuf 
         for (int th = 0; th < nthreads; th++) {
             int64_t d = aligned ? slice * (1 + (int64_t)(t_splitmix(seed) % 20)) : 1 + (int64_t)(rnd(seed) * 2e8);
             int64_t st = t + (aligned ? slice * (int64_t)(t_splitmix(seed) % 3) : (int64_t)(rnd(seed) * 3e7));
-            sb_printf(ops, "time=%lld, event=start, phase=Thread, step=%d, thread=%d\n", (long long)st, s, th);
-            sb_printf(ops, "time=%lld, event=end, phase=Thread, step=%d, thread=%d\n", (long long)(st + d), s, th);
+            sb_printf(ops, "time=%lld, event=start, phase=Thread, step=%d, thread=%d\n", (long long)(off + st), s, th);
+            sb_printf(ops, "time=%lld, event=end, phase=Thread, step=%d, thread=%d\n", (long long)(off + st + d), s,
+                      th);
             if (st + d > end)
                 end = st + d;
         }
         int64_t cd = aligned ? slice * (1 + (int64_t)(t_splitmix(seed) % 10)) : 1 + (int64_t)(rnd(seed) * 1e8);
-        sb_printf(ops, "time=%lld, event=start, phase=Comm, step=%d\n", (long long)end, s);
-        sb_printf(ops, "time=%lld, event=end, phase=Comm, step=%d\n", (long long)(end + cd), s);
+        sb_printf(ops, "time=%lld, event=start, phase=Comm, step=%d\n", (long long)(off + end), s);
+        sb_printf(ops, "time=%lld, event=end, phase=Comm, step=%d\n", (long long)(off + end + cd), s);
         t = end + cd;
     }
     /* monitoring from 0 to past the end, every `every` slices (or jittered) */
     double cpu = 0, net = 0;
     int64_t step = slice * every;
-    sb_printf(mon, "0,h,cpu,0\n0,h,net,0\n");
+    sb_printf(mon, "%lld,h,cpu,0\n%lld,h,net,0\n", (long long)off, (long long)off);
     for (int64_t m = step; m < t + 2 * step; m += step) {
         int64_t tm = aligned ? m : m + (int64_t)(rnd(seed) * slice) - slice / 2;
         cpu += rnd(seed) * 4.4 * (double)step / 1e9; /* up to 110 % of 4 cores: some clipping */
         net += rnd(seed) * 1e8 * (double)step / 1e9;
-        sb_printf(mon, "%lld,h,cpu,%.17g\n%lld,h,net,%.17g\n", (long long)tm, cpu, (long long)tm, net);
+        sb_printf(mon, "%lld,h,cpu,%.17g\n%lld,h,net,%.17g\n", (long long)(off + tm), cpu, (long long)(off + tm),
+                  net);
     }
 }
 
@@ -388,7 +393,10 @@ static void test_random(void)
     int bad = 0, cases = 0;
     for (int c = 0; c < 600; c++) {
         int every = 1 + (int)(t_splitmix(&seed) % 8), aligned = c % 3 == 0;
-        random_case(&seed, every, aligned, &ops, &mon);
+        /* half the aligned cases on a grid shifted off the multiples of the slice (a
+         * sampler started at any instant) */
+        int64_t off = aligned && c % 2 ? 1000 + (int64_t)(t_splitmix(&seed) % 9998000) : 0;
+        random_case(&seed, every, aligned, off, &ops, &mon);
         run r[2];
         for (int mode = 0; mode < 2; mode++) {
             if (!run_text(&r[mode], rmodel, ops.p, mon.p, NULL, mode)) {
@@ -415,10 +423,19 @@ static void test_random(void)
             const lp_g10_tl *t = &r[0].a->tl[tl_of(r[0].a, 0)];
             for (size_t i = 1; s && i < s->n; i++) {
                 double mean = (s->value[i] - s->value[i - 1]) / 0.01;
-                for (uint32_t q = 0; q < t->nseg; q++)
-                    if (t->bound[q] == s->time[i - 1] && fabs(t->u[q] - (mean < 4 ? mean : 4)) > 1e-9 && bad++ < 3)
+                int found = 0; /* every window is one slice of the grid */
+                for (uint32_t q = 0; q < t->nseg; q++) {
+                    if (t->bound[q] != s->time[i - 1])
+                        continue;
+                    found = t->bound[q + 1] == s->time[i];
+                    if (fabs(t->u[q] - (mean < 4 ? mean : 4)) > 1e-9 && bad++ < 3)
                         fprintf(stderr, "case %d: identity: slice at %lld has %.12g, window mean %.12g\n", c,
                                 (long long)t->bound[q], t->u[q], mean);
+                }
+                int inside = s->time[i - 1] >= r[0].x->start[0] && s->time[i] <= r[0].x->end[0];
+                if (!found && inside && bad++ < 3)
+                    fprintf(stderr, "case %d: window [%lld, %lld) is not a slice\n", c, (long long)s->time[i - 1],
+                            (long long)s->time[i]);
             }
         }
         run_free(&r[0]);

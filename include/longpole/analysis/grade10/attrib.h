@@ -114,6 +114,9 @@ typedef struct lp_g10_attr {
     const lp_g10_exec *x;
     int mode;
     int64_t slice_ns;
+    int64_t origin;          /* slice mode: the grid is origin + k x slice_ns; origin is the first
+                                monitoring sample (so windows fall on slice bounds when the
+                                sampler's period is a multiple of the slice), 0 without monitoring */
     lp_strtab strs;          /* host names of the timelines and blocking instances */
     lp_str only_host;        /* the one host all monitoring and blocking inputs name (phases without a
                                 host are on it), or LP_STR_NONE */
