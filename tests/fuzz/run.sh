@@ -29,7 +29,7 @@ for f in "$dir"/fuzz_*; do
         [ -f "$a" ] && echo "  $(basename "$a") $(head -c 512 "$a" | base64 -w0)"
       done; } >> "$summary"
   else
-    grep -E "stat::number_of_executed_units|Done" "$scratch/log" | tail -2
+    grep -E "stat::number_of_executed_units|stat::slowest_unit_time_sec|Done" "$scratch/log" | tail -3
   fi
   rm -rf "$scratch"
 done

@@ -64,9 +64,9 @@ typedef struct lp_cls_model {
 } lp_cls_model;
 
 typedef struct lp_cls_train_opts {
-    double l2;               /* default 1e-3 */
-    int iters;               /* default 300 */
-    double rate;             /* default 2.0 */
+    double l2;               /* 0: the default, 1e-4 */
+    int iters;               /* 0: the default, 200 (Adam steps, full batch) */
+    double rate;             /* 0: the default, 0.05 */
     int no_doc;              /* leave documentation words out */
     int balanced;            /* weigh classes by inverse frequency */
 } lp_cls_train_opts;
