@@ -2,8 +2,15 @@
 # run.sh DIR SECONDS: run every libFuzzer target in DIR for SECONDS each, seeded with
 # its corpus (tests/fuzz/corpus/NAME) and the golden test files; new inputs go to a
 # scratch folder, never into the repository. Fails if a target finds a crash.
+# Reproducible: the mutations come from a fixed seed (FUZZ_SEED, default 1) and a target
+# stops after FUZZ_RUNS inputs (default 10000) or SECONDS, whichever comes first, so a run
+# explores the same inputs on any machine (a prefix of them on a slow one), and a clean
+# run here with the same seed and enough time means a clean run in CI. Other seeds
+# (FUZZ_SEED=random: libFuzzer's own) and more runs explore further.
 set -eu
 dir=$1; secs=$2
+seed=${FUZZ_SEED:-1}; runs=${FUZZ_RUNS:-10000}
+[ "$seed" = random ] && seed=0
 here=$(cd "$(dirname "$0")" && pwd)
 status=0
 failed=""
@@ -12,8 +19,8 @@ for f in "$dir"/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f"); corpus=${name#fuzz_}
   scratch=$(mktemp -d)
-  echo "fuzzing $name for ${secs}s"
-  if ! "$f" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  echo "fuzzing $name for ${secs}s or $runs inputs (seed $seed)"
+  if ! "$f" -seed="$seed" -runs="$runs" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$scratch/" "$scratch" "$here/corpus/$corpus" "$here/../data/ok" "$here/../data/bad" \
         > "$scratch/log" 2>&1; then
     echo "FUZZ FAILURE in $name:"; tail -40 "$scratch/log"; status=1
