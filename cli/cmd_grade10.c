@@ -428,7 +428,8 @@ static void contention_json(const lp_g10_attr *a, const lp_g10_data *d)
     lp_jsonw_end(&j);
 }
 
-static int print_json(const lp_g10_attr *a, const lp_g10_issues *is, const g10_args *o, const lp_g10_data *d)
+static int print_json(const lp_g10_attr *a, const lp_g10_issues *is, const g10_args *o, const lp_g10_data *d,
+                      const lp_g10_path *path)
 {
     char *buf = NULL;
     size_t n = 0;
@@ -458,6 +459,14 @@ static int print_json(const lp_g10_attr *a, const lp_g10_issues *is, const g10_a
     fwrite(buf, 1, (size_t)(end - buf), stdout);
     fputs(",\n  \"contention\": ", stdout);
     contention_json(a, d);
+    if (path) {
+        fputs(",\n  \"critical_path\": ", stdout);
+        lp_jsonw_init(&j, stdout, 0);
+        lp_jsonw_obj(&j);
+        g10_json_path(&j, a, path);
+        lp_jsonw_obj_end(&j);
+        lp_jsonw_end(&j);
+    }
     if (o->fit) {
         fputs(",\n  \"fitted_rules\": ", stdout);
         lp_jsonw_init(&j, stdout, 0);
@@ -517,6 +526,27 @@ static int write_html(const g10_args *o, char **inputs, int n, const lp_trace *t
 
 /* ---- the command ------------------------------------------------------------------------- */
 
+/* The resources of the trace's critical path (path.h); 0 with a note on stderr when the
+ * path cannot be computed (the rest of the answer stands). */
+static int critical_path(const lp_trace *t, const lp_g10_attr *a, lp_g10_path *out)
+{
+    lp_error err;
+    lp_error_clear(&err);
+    lp_pag g;
+    lp_cpath cp = {0};
+    lp_status st = lp_pag_build(t, &g, &err);
+    if (!st) {
+        st = lp_cpath_compute(&g, &cp, &err);
+        lp_pag_release(&g);
+    }
+    if (!st)
+        st = lp_g10_path_of(a, t, &cp, out, &err);
+    lp_cpath_release(&cp);
+    if (st)
+        fprintf(stderr, "longpole grade10: note: no critical-path breakdown: %s\n", err.msg);
+    return !st;
+}
+
 static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const char *model_from, char **inputs,
                    int ninputs)
 {
@@ -541,17 +571,19 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
         st = lp_g10_attribute(m, x, &g->d, &ao, &g->ds, &at, &err);
     if (!st)
         st = lp_g10_issues_find(at, o->threshold, &is, &err);
+    lp_g10_path path = {0};
+    int have_path = !st && g->t && critical_path(g->t, at, &path);
     cli_print_diags(&g->ds, o->load.quiet ? 0 : (o->load.max_diags ? o->load.max_diags : 20));
     int rc = 0;
     if (st) {
         rc = cli_fail("grade10", &err);
     } else {
         if (o->json)
-            rc = print_json(at, &is, o, &g->d);
+            rc = print_json(at, &is, o, &g->d, have_path ? &path : NULL);
         else {
             g10_contention c;
             g10_contention_of(&g->d, x->start[0], x->end[0], &c);
-            g10_print_text(stdout, at, &is, o->top, model_from, &c);
+            g10_print_text(stdout, at, &is, o->top, model_from, &c, have_path ? &path : NULL);
             if (o->fit)
                 fit_rules(stdout, at, &g->d, NULL);
         }
@@ -563,6 +595,7 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
             rc = LP_EXIT_DATA;
     }
     lp_g10_issues_release(&is);
+    lp_g10_path_release(&path);
     if (at)
         lp_g10_attr_free(at);
     if (x)

@@ -252,8 +252,59 @@ void g10_print_contention(FILE *out, const g10_contention *c)
                      "(declare delay=proc.delay on the cpu resource for effective capacity, or try --fit-rules)\n");
 }
 
+void g10_print_path(FILE *out, const lp_g10_attr *a, const lp_g10_path *p)
+{
+    const lp_g10_model *m = a->m;
+    char d[32], d2[32], d3[32];
+    double L = p->on_path_ns > 0 ? (double)p->on_path_ns : 1;
+    fprintf(out, "\ncritical path of the trace: %s, %llu elements; %s (%.1f%%) on %llu phases, %s on other activities "
+                 "and messages\n",
+            lp_fmt_dur(p->on_path_ns, d, sizeof d), (unsigned long long)p->elems, lp_fmt_dur(p->phase_ns, d2, sizeof d2),
+            100 * (double)p->phase_ns / L, (unsigned long long)p->phase_elems, lp_fmt_dur(p->other_ns, d3, sizeof d3));
+    if (!m->nres) {
+        fprintf(out, "  no resources in the model: nothing to break the path down by\n");
+        return;
+    }
+    fprintf(out, "  %-10s %20s %18s %24s\n", "resource", "on phases using it", "used on path", "bottlenecked on path");
+    for (uint32_t r = 0; r < m->nres; r++) {
+        const lp_g10_pathres *pr = &p->res[r];
+        const lp_g10_res *res = &m->res[r];
+        char used[48];
+        if (res->kind == LP_G10_CONSUMABLE)
+            snprintf(used, sizeof used, "%.4g %s x s", pr->used,
+                     res->unit != LP_STR_NONE ? lp_g10_model_str(m, res->unit) : "units");
+        else
+            snprintf(used, sizeof used, "(blocking)");
+        fprintf(out, "  %-10s %12s %6.1f%% %18s %15s %6.1f%%\n", lp_g10_model_str(m, res->name),
+                lp_fmt_dur(pr->with_ns, d, sizeof d), 100 * (double)pr->with_ns / L, used,
+                lp_fmt_dur(pr->bn_ns, d2, sizeof d2), 100 * (double)pr->bn_ns / L);
+    }
+}
+
+void g10_json_path(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_path *p)
+{
+    const lp_g10_model *m = a->m;
+    lp_jsonw_kdbl(j, "length_s", (double)p->on_path_ns / 1e9);
+    lp_jsonw_ku64(j, "elements", p->elems);
+    lp_jsonw_ku64(j, "phase_elements", p->phase_elems);
+    lp_jsonw_kdbl(j, "on_phases_s", (double)p->phase_ns / 1e9);
+    lp_jsonw_kdbl(j, "on_other_s", (double)p->other_ns / 1e9);
+    lp_jsonw_key(j, "resources");
+    lp_jsonw_arr(j);
+    for (uint32_t r = 0; r < m->nres; r++) {
+        lp_jsonw_obj(j);
+        lp_jsonw_kstr(j, "name", lp_g10_model_str(m, m->res[r].name));
+        lp_jsonw_kdbl(j, "with_s", (double)p->res[r].with_ns / 1e9);
+        if (m->res[r].kind == LP_G10_CONSUMABLE)
+            lp_jsonw_kdbl(j, "used", p->res[r].used);
+        lp_jsonw_kdbl(j, "bottlenecked_s", (double)p->res[r].bn_ns / 1e9);
+        lp_jsonw_obj_end(j);
+    }
+    lp_jsonw_arr_end(j);
+}
+
 void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from,
-                    const g10_contention *c)
+                    const g10_contention *c, const lp_g10_path *path)
 {
     const lp_g10_exec *x = a->x;
     char d[32];
@@ -277,6 +328,8 @@ void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, ui
     }
     if (is)
         print_issues(out, a, is, top);
+    if (path)
+        g10_print_path(out, a, path);
     print_bottlenecks(out, a);
     print_imbalance(out, a);
     print_resources(out, a);

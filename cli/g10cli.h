@@ -11,6 +11,7 @@
 #include "longpole/analysis/grade10/g10json.h"
 #include "longpole/analysis/grade10/issues.h"
 #include "longpole/analysis/grade10/model.h"
+#include "longpole/analysis/grade10/path.h"
 #include "longpole/import/grade10.h"
 
 /* The adjustments made to the data, summed over the timelines (each also in the JSON). */
@@ -37,6 +38,9 @@ void g10_print_contention(FILE *out, const g10_contention *c);
 /* The text answer: run, top issues, bottlenecks per phase type and resource, imbalance,
  * resources, adjustments. top: issues printed (0: all reported). c may be NULL. */
 void g10_print_text(FILE *out, const lp_g10_attr *a, const lp_g10_issues *is, uint64_t top, const char *model_from,
-                    const g10_contention *c);
+                    const g10_contention *c, const lp_g10_path *path);
+/* The critical path's resources (path.h) as text, or as the members of a JSON object. */
+void g10_print_path(FILE *out, const lp_g10_attr *a, const lp_g10_path *p);
+void g10_json_path(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_path *p);
 
 #endif

@@ -24,6 +24,7 @@ void lp_g10_exec_free(lp_g10_exec *x)
     lp_free(x->key);
     lp_free(x->host);
     lp_free(x->derived);
+    lp_free(x->src);
     lp_free(x->hosts);
     lp_free(x->keyname);
     lp_free(x);

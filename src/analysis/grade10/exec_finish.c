@@ -139,7 +139,8 @@ static lp_status alloc_exec(lp_g10_exec *x, uint32_t n, lp_error *err)
     x->key = lp_malloc((size_t)n * sizeof *x->key);
     x->host = lp_malloc((size_t)n * sizeof *x->host);
     x->derived = lp_malloc(n);
-    if (!x->type || !x->parent || !x->size || !x->start || !x->end || !x->key || !x->host || !x->derived)
+    x->src = lp_malloc((size_t)n * sizeof *x->src);
+    if (!x->type || !x->parent || !x->size || !x->start || !x->end || !x->key || !x->host || !x->derived || !x->src)
         return nomem(err);
     return LP_OK;
 }
@@ -179,6 +180,7 @@ static lp_status layout(g10_xb *b, const uint32_t *order, uint32_t n, const uint
         x->end[k] = hi[i];
         x->key[k] = b->key[i];
         x->derived[k] = derived[i];
+        x->src[k] = derived[i] ? 0 : b->sline[i] ? b->sline[i] : b->eline[i];
         x->size[k] = 1;
         lp_str h = b->ownhost[i];
         uint64_t v;

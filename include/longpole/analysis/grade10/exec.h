@@ -41,6 +41,8 @@ typedef struct lp_g10_exec {
     lp_str *key;             /* value of its type's repetition key, LP_STR_NONE for a type repeated once */
     uint32_t *host;          /* index into hosts[], LP_G10_NONE if unknown */
     uint8_t *derived;        /* bounds derived from the children */
+    uint64_t *src;           /* the line of its start record (else its end record) in its file; from a
+                                trace: the activity's index + 1; 0 for a derived phase */
     lp_str *hosts;
     uint32_t nhosts;
     lp_str *keyname;         /* [m->ntypes]: each type's repetition key name in strs (LP_STR_NONE) */
