@@ -495,13 +495,14 @@ static int write_sqlite(const g10_args *o, char **inputs, int n, const lp_g10_at
 }
 
 static int write_html(const g10_args *o, char **inputs, int n, const lp_trace *t, const lp_g10_attr *a,
-                      const lp_g10_issues *is)
+                      const lp_g10_issues *is, const lp_g10_path *path)
 {
     lp_report_data d;
     memset(&d, 0, sizeof d);
     d.trace = t;
     d.g10 = a;
     d.g10_issues = is;
+    d.g10_path = path;
     d.inputs = (const char *const *)inputs;
     d.ninputs = (size_t)n;
     lp_report_opts ro;
@@ -590,7 +591,7 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
         if (!rc && o->sqlite)
             rc = write_sqlite(o, inputs, ninputs, at, &is);
         if (!rc && o->html)
-            rc = write_html(o, inputs, ninputs, g->t, at, &is);
+            rc = write_html(o, inputs, ninputs, g->t, at, &is, have_path ? &path : NULL);
         if (!rc && g->ds.nerrors)
             rc = LP_EXIT_DATA;
     }

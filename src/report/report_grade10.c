@@ -204,6 +204,39 @@ static lp_status imbalance(lp_html *h, const lp_g10_attr *a, lp_error *err)
     return LP_OK;
 }
 
+/* The resources of the critical path's phases (path.h). */
+static void path(lp_html *h, const lp_g10_attr *a, const lp_g10_path *p)
+{
+    const lp_g10_model *m = a->m;
+    char d1[32], d2[32], d3[32];
+    double L = p->on_path_ns > 0 ? (double)p->on_path_ns : 1;
+    lp_html_printf(h, "<h3>The critical path's resources</h3>\n<p>The trace's critical path, %s in %llu elements: "
+                      "%s (%.1f%%) on %llu phases, %s on other activities and messages. Per resource: the path time "
+                      "on phases using it, their usage on the path, and the path time they were bottlenecked on it "
+                      "(what a faster resource would shorten first).</p>\n",
+                   lp_fmt_dur(p->on_path_ns, d1, sizeof d1), (unsigned long long)p->elems,
+                   lp_fmt_dur(p->phase_ns, d2, sizeof d2), 100 * (double)p->phase_ns / L,
+                   (unsigned long long)p->phase_elems, lp_fmt_dur(p->other_ns, d3, sizeof d3));
+    lp_html_raw(h, "<table class=\"lp-tab\"><thead><tr><th>resource</th><th class=\"n\">on phases using it</th>"
+                   "<th class=\"n\">used on the path</th><th class=\"n\">bottlenecked</th><th class=\"n\">share of "
+                   "the path</th></tr></thead><tbody>\n");
+    for (uint32_t r = 0; r < m->nres; r++) {
+        const lp_g10_pathres *pr = &p->res[r];
+        double share = (double)pr->bn_ns / L;
+        lp_html_raw(h, "<tr><td>");
+        lp_html_text(h, lp_g10_model_str(m, m->res[r].name));
+        lp_html_printf(h, "</td><td class=\"n\">%s</td><td class=\"n\">", lp_fmt_dur(pr->with_ns, d1, sizeof d1));
+        if (m->res[r].kind == LP_G10_CONSUMABLE)
+            lp_html_printf(h, "%.4g", pr->used);
+        else
+            lp_html_raw(h, "(blocking)");
+        lp_html_printf(h, "</td><td class=\"n\">%s</td><td class=\"n\">", lp_fmt_dur(pr->bn_ns, d2, sizeof d2));
+        rp_share_bar(h, share < 0 ? 0 : share > 1 ? 1 : share, RP_CP_COLOR);
+        lp_html_printf(h, "%.1f%%</td></tr>\n", 100 * share);
+    }
+    lp_html_raw(h, "</tbody></table>\n");
+}
+
 static lp_status g10_write(const lp_report *r, const void *state, lp_html *h, lp_error *err)
 {
     (void)state;
@@ -215,6 +248,8 @@ static lp_status g10_write(const lp_report *r, const void *state, lp_html *h, lp
                    a->x->n, a->x->nleaves, lp_g10_mode_name(a->mode));
     if (d->g10_issues)
         issues(h, a, d->g10_issues);
+    if (d->g10_path)
+        path(h, a, d->g10_path);
     lp_html_raw(h, "<h3>Usage and demand over time</h3>\n");
     if (!a->ntl)
         lp_html_raw(h, "<p>No monitoring of a consumable resource of the model.</p>\n");

@@ -79,6 +79,7 @@
 #include "longpole/analysis/crystalperf/classify.h"
 #include "longpole/analysis/grade10/attrib.h"
 #include "longpole/analysis/grade10/issues.h"
+#include "longpole/analysis/grade10/path.h"
 
 /* ---- HTML output ------------------------------------------------------------------ */
 
@@ -144,6 +145,7 @@ typedef struct lp_report_data {
     /* a Grade10 attribution (grade10 section; may be NULL) and its issues (may be NULL) */
     const lp_g10_attr *g10;
     const lp_g10_issues *g10_issues;
+    const lp_g10_path *g10_path;  /* the resources of the trace's critical path (may be NULL) */
     /* the critical path to show instead of the whole-trace one (e.g. one thread's path in
        a kernel trace's execution graph, `cp --thread --html`); elements of `trace`, copied */
     const lp_cpath *cp;
