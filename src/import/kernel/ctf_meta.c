@@ -65,6 +65,7 @@ typedef struct parser {
     int failed, unsupported;
     scope sc[32];      /* structs being declared */
     int nsc;
+    int depth;         /* type specifiers being parsed (enum : enum : ... is bounded) */
 } parser;
 
 /* ---- errors and lexing ------------------------------------------------------------------ */
@@ -184,7 +185,7 @@ static int number(parser *p, int64_t *v)
     }
     if (p->tk != TK_NUM)
         return fail(p, 0, "expected a number, found '%.*s'", (int)(p->tn > 40 ? 40 : p->tn), p->tp);
-    *v = neg ? -(int64_t)p->num : (int64_t)p->num;
+    *v = (int64_t)(neg ? 0 - p->num : p->num);
     next(p);
     return 0;
 }
@@ -388,7 +389,7 @@ static ctype *enumeration(parser *p)
             }
         } else
             e->lo = e->hi = cur;
-        cur = e->hi + 1;
+        cur = e->hi < INT64_MAX ? e->hi + 1 : e->hi;
         if (is(p, ","))
             next(p);
     }
@@ -559,7 +560,19 @@ static ctype *compound(parser *p, int is_struct)
 
 /* ---- type specifiers and declarators ------------------------------------------------------ */
 
+static ctype *type_spec_in(parser *p);
+
 static ctype *type_spec(parser *p)
+{
+    if (p->depth >= 64)
+        return fail(p, 1, "types nested too deeply"), NULL;
+    p->depth++;
+    ctype *t = type_spec_in(p);
+    p->depth--;
+    return t;
+}
+
+static ctype *type_spec_in(parser *p)
 {
     if (p->tk != TK_ID)
         return fail(p, 0, "a type expected, found '%.*s'", (int)(p->tn > 40 ? 40 : p->tn), p->tp), NULL;

@@ -374,8 +374,9 @@ typedef struct dread {
 static int64_t cycles_ns(uint64_t freq, uint64_t c)
 {
     if (freq == 1000000000)
-        return (int64_t)c;
-    return (int64_t)((1e9 * (double)c) / (double)freq);
+        return (int64_t)c; /* >= 2^63: negative, refused by the caller */
+    double ns = (1e9 * (double)c) / (double)freq;
+    return ns < 9.2e18 ? (int64_t)ns : -1;
 }
 
 static lp_status class_resolve(dread *r, kcls *k)
@@ -522,6 +523,8 @@ static lp_status events(dread *r, sfile *f, const sclass *sc, dec *d)
         if ((sc->s->ectx && decode(d, sc->s->ectx, 0, -1)) || (k->ev->context && decode(d, k->ev->context, 0, -1)) ||
             (k->ev->fields && decode(d, &k->top, 0, -1)))
             return data_error(r, f, at, d->why);
+        if (d->pos == at)
+            return data_error(r, f, at, "an event record of no size");
         f->nev++;
         if (k->bad) {
             r->b->nbad++;
@@ -822,6 +825,8 @@ lp_status lp_kctf_direct_mem(khb *b, const char *meta, size_t nmeta, const unsig
     r.dir = "(memory)";
     r.err = err;
     lp_status st = dread_open(&r, "metadata", (const unsigned char *)meta, nmeta);
+    if (!st && r.meta.hostname)
+        st = khb_str(b, r.meta.hostname, strlen(r.meta.hostname), &b->name, err);
     if (!st) {
         sfile f = {.name = "stream", .p = data, .n = ndata};
         st = packets(&r, &f);
