@@ -151,7 +151,7 @@ static void clock_update(dec *d, uint64_t v, unsigned size)
 
 static int decode(dec *d, const ctype *t, int cap, int32_t slot);
 
-static int dec_int(dec *d, const ctype *t, int cap, int32_t slot)
+static inline int dec_int(dec *d, const ctype *t, int cap, int32_t slot)
 {
     if (!align_to(d, t->align) || t->size > d->end - d->pos) {
         d->why = "an integer beyond the packet's content";
@@ -259,9 +259,21 @@ static int decode(dec *d, const ctype *t, int cap, int32_t slot)
             d->why = "a structure beyond the packet's content";
             return -1;
         }
-        for (uint32_t i = 0; i < t->nm; i++)
-            if (decode(d, t->m[i].t, t->m[i].cap, t->m[i].slot))
+        for (uint32_t i = 0; i < t->nm; i++) {
+            const ctmember *m = &t->m[i];
+            const ctype *mt = m->t;
+            if (mt->kind == CT_INT) {
+                if (!m->cap && m->slot < 0 && mt->clock < 0) { /* not needed: skipped by size */
+                    if (!align_to(d, mt->align) || mt->size > d->end - d->pos) {
+                        d->why = "an integer beyond the packet's content";
+                        return -1;
+                    }
+                    d->pos += mt->size;
+                } else if (dec_int(d, mt, m->cap, m->slot))
+                    return -1;
+            } else if (decode(d, mt, m->cap, m->slot))
                 return -1;
+        }
         return 0;
     case CT_VARIANT: return dec_variant(d, t);
     case CT_ARRAY: return dec_array(d, t, t->len, cap);
