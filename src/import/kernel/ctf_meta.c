@@ -439,8 +439,11 @@ static int members(parser *p, ctype *t, int is_struct)
             ctmember *mb = &t->m[t->nm];
             memset(mb, 0, sizeof *mb);
             mb->slot = -1;
-            if (declarator(p, base, mb))
+            if (declarator(p, base, mb)) { /* not counted in nm: its name is freed here */
+                lp_free(mb->name);
+                mb->name = NULL;
                 return -1;
+            }
             t->nm++;
             p->sc[me] = (scope){t->m, t->nm};
             if (is_struct && mb->t->align > t->align)
