@@ -73,10 +73,21 @@ typedef struct kcls {
     ctmember *mem;
 } kcls;
 
+/* LTTng's event headers (compact: 5-bit id, 27-bit timestamp; large: 16-bit id, 32-bit
+ * timestamp; the id's all-ones value selects the extended form: 32-bit id, 64-bit
+ * timestamp), recognised in the metadata and decoded without walking the type tree. */
+typedef struct hshape {
+    const ctype *id, *cts, *xid, *xts;  /* the four integers; NULL: not this shape */
+    uint32_t align, calign, xalign;     /* the header's and its two options' alignments */
+    uint64_t ext;                       /* the id that selects the extended form */
+    int32_t slot;                       /* the tag's slot */
+} hshape;
+
 typedef struct sclass {  /* a stream class: its event classes by id */
     const ctstream *s;
     kcls **byid;
     uint64_t nid;
+    hshape hs;
 } sclass;
 
 /* ---- bits ------------------------------------------------------------------------------- */
@@ -287,6 +298,49 @@ static int decode(dec *d, const ctype *t, int cap, int32_t slot)
     }
     default: d->why = "an unknown type"; return -1;
     }
+}
+
+/* The header of LTTng's shape (hshape): what decode() would do on it, unrolled. */
+static int dec_hdr_fast(dec *d, const hshape *h)
+{
+    if (!align_to(d, h->align) || dec_int(d, h->id, CP_ID, h->slot))
+        return -1;
+    if ((uint64_t)d->cv[CP_ID] != h->ext)
+        return align_to(d, h->calign) ? dec_int(d, h->cts, 0, -1) : (d->why = "a header beyond the packet's content", -1);
+    if (!align_to(d, h->xalign) || dec_int(d, h->xid, CP_ID, -1) || dec_int(d, h->xts, 0, -1))
+        return -1;
+    return 0;
+}
+
+static int is_int(const ctmember *m, uint32_t size, int clock)
+{
+    return m->t->kind == CT_INT && !m->t->nen && (!size || m->t->size == size) && (m->t->clock >= 0) == clock &&
+           m->slot < 0;
+}
+
+/* Is the event header LTTng's compact or large one? Fills *h (h->id NULL if not). */
+static void hdr_shape(const ctype *t, hshape *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!t || t->kind != CT_STRUCT || t->nm != 2)
+        return;
+    const ctmember *id = &t->m[0], *v = &t->m[1];
+    const ctype *it = id->t, *vt = v->t;
+    if (it->kind != CT_INT || it->clock >= 0 || it->nen != 2 || it->sign || it->size > 32 || id->cap != CP_ID ||
+        vt->kind != CT_VARIANT || vt->refslot != id->slot || vt->tagt != it || vt->nm != 2 || v->cap || v->slot >= 0)
+        return;
+    uint64_t ext = ((uint64_t)1 << it->size) - 1;
+    if (it->en[0].lo != 0 || (uint64_t)it->en[0].hi != ext - 1 || (uint64_t)it->en[1].lo != ext ||
+        (uint64_t)it->en[1].hi != ext || vt->opt[0] < 0 || vt->opt[1] < 0)
+        return;
+    const ctmember *c = &vt->m[vt->opt[0]], *x = &vt->m[vt->opt[1]];
+    const ctype *ct = c->t, *xt = x->t;
+    if (c->cap || c->slot >= 0 || x->cap || x->slot >= 0 || ct->kind != CT_STRUCT || ct->nm != 1 ||
+        !is_int(&ct->m[0], 0, 1) || ct->m[0].cap || xt->kind != CT_STRUCT || xt->nm != 2 ||
+        !is_int(&xt->m[0], 32, 0) || xt->m[0].cap != CP_ID || !is_int(&xt->m[1], 64, 1) || xt->m[1].cap)
+        return;
+    *h = (hshape){.id = it, .cts = ct->m[0].t, .xid = xt->m[0].t, .xts = xt->m[1].t, .align = t->align,
+                  .calign = ct->align, .xalign = xt->align, .ext = ext, .slot = id->slot};
 }
 
 /* ---- captures on the metadata ------------------------------------------------------------- */
@@ -521,7 +575,7 @@ static lp_status events(dread *r, sfile *f, const sclass *sc, dec *d)
     while (d->pos < d->end) {
         uint64_t at = d->pos;
         d->have = 0;
-        if (sc->s->ehdr && decode(d, sc->s->ehdr, 0, -1))
+        if (sc->hs.id ? dec_hdr_fast(d, &sc->hs) : sc->s->ehdr && decode(d, sc->s->ehdr, 0, -1))
             return data_error(r, f, at, d->why);
         uint64_t id = d->have & (UINT64_C(1) << CP_ID) ? (uint64_t)d->cv[CP_ID] : 0;
         if (id >= sc->nid || !sc->byid[id])
@@ -672,6 +726,7 @@ static lp_status dread_open(dread *r, const char *mfile, const unsigned char *md
     caps_static(m);
     for (uint32_t i = 0; i < m->nst; i++) {
         r->sc[i].s = &m->st[i];
+        hdr_shape(m->st[i].ehdr, &r->sc[i].hs);
         if (!has_clock(m->st[i].ehdr, 0))
             return lp_error_set(r->err, LP_ERR_UNSUPPORTED, "'%s': stream %llu: its event header has no timestamp",
                                 mfile, (unsigned long long)m->st[i].id);
@@ -758,7 +813,7 @@ static lp_status map_file(const char *path, const unsigned char **p, uint64_t *n
         return st;
     }
     if (sb.st_size > 0) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m == MAP_FAILED) {
             close(fd);
             return lp_error_set(err, LP_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
