@@ -465,7 +465,8 @@ static lp_status class_resolve(dread *r, kcls *k)
     k->mem = lp_malloc((ev->fields->nm ? ev->fields->nm : 1) * sizeof *k->mem);
     if (!k->mem)
         return lp_error_set(r->err, LP_ERR_NOMEM, "out of memory");
-    memcpy(k->mem, ev->fields->m, ev->fields->nm * sizeof *k->mem);
+    if (ev->fields->nm) /* an event without fields has no member array */
+        memcpy(k->mem, ev->fields->m, ev->fields->nm * sizeof *k->mem);
     for (uint32_t i = 0; i < ev->fields->nm; i++)
         k->mem[i].cap = 0;
     k->top.m = k->mem;
