@@ -92,7 +92,11 @@ const cli_spec cli_spec_cp_thread = {
              "waits, which stay on the path flagged).\n",
     .groups = {CLI_OWN("kernel trace options (with --thread):", kcp_opts)},
     .notes = "`longpole index TRACE... -o F.lpkx` persists the graph; later queries with\n"
-             "--index F.lpkx map it instead of reading the traces.\n",
+             "--index F.lpkx map it instead of reading the traces.\n"
+             "CTF is decoded by longpole's own decoder of LTTng's packets; the environment\n"
+             "variable LONGPOLE_CTF=babeltrace reads it through libbabeltrace2 instead\n"
+             "(LONGPOLE_CTF=direct: never fall back to it). Metadata outside the decoder's\n"
+             "subset is read through libbabeltrace2, with a note (docs/formats/ctf.md).\n",
     .size = sizeof(kcp_args),
     .init = kcp_init,
 };

@@ -6,7 +6,7 @@ set -eu
 purpose=${1:-build}
 pkgs="cmake make ninja-build gcc libc6-dev pkg-config zlib1g-dev libzstd-dev libxxhash-dev"
 pkgs="$pkgs libsqlite3-dev libmicrohttpd-dev" # export --sqlite, serve (issue 6)
-pkgs="$pkgs libbabeltrace2-dev" # LTTng kernel traces in CTF (issue 13)
+pkgs="$pkgs libbabeltrace2-dev" # LTTng CTF through libbabeltrace2 (issue 13): the fallback and differential test of the direct decoder
 case "$purpose" in
   build) ;;
   test) pkgs="$pkgs python3 jq" ;;

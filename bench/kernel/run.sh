@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # bench/kernel/run.sh: import speed of the kernel-trace readers (issue 13). Called by
 # bench/run.sh with LP, BUILD, OUT (markdown section to write) and WORK (scratch dir).
-#   1. the real LTTng traces of ../shared/data/ctf: longpole's CTF reader (kbench:
+# Every CTF figure is taken three ways in the same run: longpole's direct decoder (the
+# default, src/import/kernel/ctf_pkt.c), longpole's reader through libbabeltrace2
+# (LONGPOLE_CTF=babeltrace, src/import/kernel/ctf.c), and babeltrace2's own pass.
+#   1. the real LTTng traces of ../shared/data/ctf: longpole's CTF readers (kbench:
 #      lp_ktrace_read, CPU time of the read) against the floor of decoding through the
 #      library, babeltrace2's own pass to its dummy sink in the same run:
 #      `babeltrace2 --output-format=dummy` on many-threads (its muxer keeps every event
@@ -16,7 +19,8 @@
 #   4. per synthetic size, the thread critical-path query (bench/kernel/kquery, tid 2673
 #      of the first many-threads copy): first (read, match packets and synchronise,
 #      build the graph, write the index, query) once, then subsequent queries (map and
-#      check the index, query) best of 5, each stage's wall time, CPU and peak RSS.
+#      check the index, query) best of 5, each stage's wall time, CPU and peak RSS; the
+#      first query once more through libbabeltrace2 (LONGPOLE_CTF=babeltrace).
 # KBENCH_RUNS (default 3): runs of each import measurement (best kept); KBENCH_REUSE=1:
 # keep generated traces in WORK between runs (the synthetic ones take minutes to make).
 # CPU time is user + sys (the machine is shared: wall time includes waiting for a core);
@@ -53,18 +57,20 @@ cmd_best() { local n=$1; shift; local best="" t
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", n / s / 1e6 }'; }
 us() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.2f", s / n * 1e6 }'; }
 mb() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1e6 }'; }
-row() { # name events bytes our_cpu our_peak bt_cpu bt_peak note
-  echo "| $1 | $2 | $(mb "$3") | $4 | $(rate "$2" "$4") | $(rate "$3" "$4") | $(us "$2" "$4") | $5 | $6 | $(rate "$2" "$6") | $(us "$2" "$6") | $7 | $(awk -v a="$6" -v b="$4" 'BEGIN { printf "%.2f", a / b }') | $8 |"
+row() { # name events bytes our_cpu our_peak bt_cpu bt_peak note lbt_cpu lbt_peak
+  echo "| $1 | $2 | $(mb "$3") | **$4** | $(rate "$2" "$4") | $(rate "$3" "$4") | $(us "$2" "$4") | $5 | $9 | $(rate "$2" "$9") | ${10} | $6 | $(rate "$2" "$6") | $(us "$2" "$6") | $7 | $(awk -v a="$9" -v b="$4" 'BEGIN { printf "%.2f", a / b }') | $(awk -v a="$6" -v b="$4" 'BEGIN { printf "%.2f", a / b }') | $8 |"
 }
 
-rows=(); qrows=()
+rows=(); qrows=(); frows=()
 echo "kernel: real traces" >&2
 mt=$(kb_best "$RUNS" --quick "$DATA/many-threads")
+lb=$(LONGPOLE_CTF=babeltrace kb_best "$RUNS" --quick "$DATA/many-threads")
 bt=$(cmd_best "$RUNS" "$BT" --output-format=dummy "$DATA/many-threads")
-rows+=("$(row "many-threads (8 CPUs)" "$(field "$mt" events)" "$(field "$mt" bytes)" "$(field "$mt" cpu_s)" "$(field "$mt" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 --output-format=dummy")")
+rows+=("$(row "many-threads (8 CPUs)" "$(field "$mt" events)" "$(field "$mt" bytes)" "$(field "$mt" cpu_s)" "$(field "$mt" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 --output-format=dummy" "$(field "$lb" cpu_s)" "$(field "$lb" peak_mb)")")
 sc=$(kb_best "$RUNS" --quick "$DATA/scp_src")
+lb=$(LONGPOLE_CTF=babeltrace kb_best "$RUNS" --quick "$DATA/scp_src")
 bt=$(cmd_best "$RUNS" "$BT" run --component=src:src.ctf.fs --params="inputs=[\"$DATA/scp_src\"]" --component=sink:sink.utils.dummy --connect=src:sink)
-rows+=("$(row "scp_src (1 CPU)" "$(field "$sc" events)" "$(field "$sc" bytes)" "$(field "$sc" cpu_s)" "$(field "$sc" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 run src.ctf.fs -> dummy (no muxer)")")
+rows+=("$(row "scp_src (1 CPU)" "$(field "$sc" events)" "$(field "$sc" bytes)" "$(field "$sc" cpu_s)" "$(field "$sc" peak_mb)" "$(echo "$bt" | cut -d' ' -f1)" "$(echo "$bt" | cut -d' ' -f3)" "babeltrace2 run src.ctf.fs -> dummy (no muxer)" "$(field "$lb" cpu_s)" "$(field "$lb" peak_mb)")")
 
 for spec in $SIZES; do
   size=${spec%%:*}; pairs=${spec##*:}
@@ -77,15 +83,18 @@ for spec in $SIZES; do
   gb=$(du -sb "$dir" | cut -f1); hosts=$((pairs * 3))
   if [ "$size" -ge 4000000000 ]; then
     echo "kernel: reading $size bytes once, host by host" >&2
-    r=$(kb_best 1 --each "$dir"/*); b=$(cmd_best 1 "$BT" --output-format=dummy "$dir"); runs="1 run; read host by host"
+    r=$(kb_best 1 --each "$dir"/*); lb=$(LONGPOLE_CTF=babeltrace kb_best 1 --each "$dir"/*)
+    b=$(cmd_best 1 "$BT" --output-format=dummy "$dir"); runs="1 run; read host by host"
   else
     echo "kernel: reading $size bytes, best of $RUNS" >&2
-    r=$(kb_best "$RUNS" --quick "$dir"/*); b=$(cmd_best "$RUNS" "$BT" --output-format=dummy "$dir"); runs="best of $RUNS; all hosts in memory"
+    r=$(kb_best "$RUNS" --quick "$dir"/*); lb=$(LONGPOLE_CTF=babeltrace kb_best "$RUNS" --quick "$dir"/*)
+    b=$(cmd_best "$RUNS" "$BT" --output-format=dummy "$dir"); runs="best of $RUNS; all hosts in memory"
   fi
-  rows+=("$(row "synthetic $(mb "$gb") MB, $hosts hosts" "$(field "$r" events)" "$gb" "$(field "$r" cpu_s)" "$(field "$r" peak_mb)" "$(echo "$b" | cut -d' ' -f1)" "$(echo "$b" | cut -d' ' -f3)" "$runs; babeltrace2 --output-format=dummy")")
+  rows+=("$(row "synthetic $(mb "$gb") MB, $hosts hosts" "$(field "$r" events)" "$gb" "$(field "$r" cpu_s)" "$(field "$r" peak_mb)" "$(echo "$b" | cut -d' ' -f1)" "$(echo "$b" | cut -d' ' -f3)" "$runs; babeltrace2 --output-format=dummy" "$(field "$lb" cpu_s)" "$(field "$lb" peak_mb)")")
   # the query: first (from the traces, index written), then subsequent (index mapped)
   idx=$WORK/q-$size.lpkx; rm -f "$idx"
   echo "kernel: first and subsequent queries on $size bytes" >&2
+  q1b=$(LONGPOLE_CTF=babeltrace "$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*); rm -f "$idx"
   q1=$("$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*)
   ib=$(stat -c %s "$idx")
   qs=(); for ((k = 0; k < 5; k++)); do qs+=("$("$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*)"); done
@@ -96,6 +105,10 @@ for spec in $SIZES; do
   medcpu=$(for q in "${qs[@]}"; do field "$q" cpu_s; done | sort -n | sed -n 3p)
   f() { field "$q1" "$1"; }
   g() { field "$best" "$1"; }
+  al1() { awk -v t="$1" -v b="$gb" 'BEGIN { printf "%.2f", 7.35 / (t / (b / 1e8)) }'; }
+  p100() { awk -v t="$1" -v b="$gb" 'BEGIN { printf "%.2f", t / (b / 1e8) }'; }
+  frows+=("| synthetic $(mb "$gb") MB, $hosts hosts | direct (default) | $(f read_s) | $(f total_s) | **$(f cpu_s)** | $(p100 "$(f cpu_s)") | **$(al1 "$(f cpu_s)")x** | $(p100 "$(f total_s)") | $(al1 "$(f total_s)")x | $(f peak_mb) | $(awk -v m="$(f peak_mb)" -v b="$gb" 'BEGIN { printf "%.2f", m / (b / 1e6) }') |")
+  frows+=("| synthetic $(mb "$gb") MB, $hosts hosts | libbabeltrace2 | $(field "$q1b" read_s) | $(field "$q1b" total_s) | $(field "$q1b" cpu_s) | $(p100 "$(field "$q1b" cpu_s)") | $(al1 "$(field "$q1b" cpu_s)")x | $(p100 "$(field "$q1b" total_s)") | $(al1 "$(field "$q1b" total_s)")x | $(field "$q1b" peak_mb) | $(awk -v m="$(field "$q1b" peak_mb)" -v b="$gb" 'BEGIN { printf "%.2f", m / (b / 1e6) }') |")
   qrows+=("| synthetic $(mb "$gb") MB, $hosts hosts | $(f events) | $(f read_s) | $(f match_s) | $(f build_s) | $(f write_s) | $(f query_s) | **$(f total_s)** | $(f cpu_s) | $(f peak_mb) | $(awk -v t="$(f total_s)" -v b="$gb" 'BEGIN { printf "%.2f", t / (b / 1e8) }') | $(mb "$ib") | $(g open_s) | $(g query_s) | **$(g total_s)** / $med | $(g cpu_s) / $medcpu | $(g peak_mb) | $(f workers) / $(f vertices) / $(f links) / $(f elements) |")
   rm -f "$idx"
   [ "${KBENCH_REUSE:-0}" = 1 ] || rm -rf "$dir"
@@ -108,14 +121,14 @@ ft=$(kb_best "$RUNS" --quick "$WORK/big.ftrace")
 rm -f "$WORK/big.ftrace"
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
-  echo "## Kernel traces: CTF through libbabeltrace2, ftrace text (issue 13)"
+  echo "## Kernel traces: CTF (direct decoder and libbabeltrace2), ftrace text (issue 13)"
   echo
   echo "Run: \`KBENCH_SIZES=\"$SIZES\" KBENCH_RUNS=$RUNS bash bench/run.sh build/longpole kernel\` on $(date -u '+%Y-%m-%d %H:%M UTC'); load average $load0 before, $load1 after (2-core machine shared with other work: CPU times are user + sys; wall times include waiting for a core). libbabeltrace2 $(pkg-config --modversion babeltrace2 2>/dev/null || echo '?'), $("$BT" --version | head -1)."
   echo
-  echo "longpole: \`kbench PATH...\` (lp_ktrace_read: every stream read by its own sink, events normalised, sorted, merged, per-CPU context and socket table; CPU time of the read, best of $RUNS). Floor: babeltrace2's own decoding of the same trace to its dummy sink in the same run (whole process, user + sys, best of $RUNS)."
+  echo "longpole: \`kbench PATH...\` (lp_ktrace_read: every stream decoded, events normalised, sorted, merged, per-CPU context and socket table; CPU time of the read, best of $RUNS), by the direct decoder (the default) and through libbabeltrace2 (\`LONGPOLE_CTF=babeltrace\`: every stream read by its own sink). Floor of decoding through the library: babeltrace2's own decoding of the same trace to its dummy sink in the same run (whole process, user + sys, best of $RUNS)."
   echo
-  echo "| trace | events | MB | longpole CPU s | M events/s | MB/s | µs/event | peak MB | babeltrace2 CPU s | M events/s | µs/event | peak MB | babeltrace2 / longpole | floor, runs |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| trace | events | MB | direct CPU s | M events/s | MB/s | µs/event | peak MB | via libbabeltrace2 CPU s | M events/s | peak MB | babeltrace2 dummy CPU s | M events/s | µs/event | peak MB | libbabeltrace2 reader / direct | babeltrace2 dummy / direct | floor, runs |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for r in "${rows[@]}"; do echo "$r"; done
   echo
   echo "ftrace text (\`kgen ftrace --bytes 100000000 many-threads\`: the kernel's line layout with ns stamps, many-threads' events replicated): $(field "$ft" events) events, $(mb "$fb") MB in $(field "$ft" cpu_s) s CPU: **$(rate "$(field "$ft" events)" "$(field "$ft" cpu_s)") M events/s, $(rate "$fb" "$(field "$ft" cpu_s)") MB/s** per core, peak $(field "$ft" peak_mb) MB."
@@ -125,6 +138,12 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "| trace | events | read s | match s | build s | write s | query s | first total s | first CPU s | first peak MB | first s per 100 MB | index MB | open s | query s | subsequent total s (best / median) | CPU s (best / median) | peak MB | workers / vertices / links / path elements |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for r in "${qrows[@]}"; do echo "$r"; done
+  echo
+  echo "First query (import + packet matching + graph + index + query) through each decoder, against the paper's AL1 (7.35 s per 100 MB; the issue's target: at least 5x faster per GB). CPU = user + sys of the process (the fair figure on this shared machine); wall includes waiting for a core. Peak MB per MB of trace: how the first query's memory grows."
+  echo
+  echo "| trace | decoder | read s (wall) | total s (wall) | CPU s | CPU s per 100 MB | vs AL1 (CPU) | wall s per 100 MB | vs AL1 (wall) | peak MB | peak MB per MB |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  for r in "${frows[@]}"; do echo "$r"; done
   echo
   echo "Memory: 64 bytes per event in the host arrays, twice that for the largest host while its CPU streams are merged; the synthetic 5 GB row reads host by host (its peak is the largest host), the others keep every host in memory."
 } > "$OUT"

@@ -11,6 +11,8 @@
 #  - many-threads: 8,070 graph workers (Trace Compass: 8,060, its per-CPU workers counted
 #    once each), tid 2673's bounded path 22,738 elements over 5,469 threads (TC: 5,473
 #    path workers), unbounded 6,779 over 1,539;
+#  - the same cp --json through libbabeltrace2 (LONGPOLE_CTF=babeltrace) as through the
+#    direct decoder, the default (scp tid 7421, many-threads tid 2673);
 #  - golden-style text and JSON (the answer's lines, the clock line); many-threads as
 #    ftrace text (kgen) gives the same path as through CTF;
 #  - index: written, reused (same answer, from_index), stale (a trace file touched, in a
@@ -134,6 +136,14 @@ print(('ok' if ok else 'FAIL') + ' --no-sync: clocks computed, not applied'); sy
 # ---- many-threads --------------------------------------------------------------------
 "$lp" cp --thread 2673 --json "$data/many-threads" > "$tmp/mt.json" || bad "many-threads"
 "$lp" cp --thread 2673 --unbounded --json "$data/many-threads" > "$tmp/mtu.json" || bad "many-threads unbounded"
+# the same answers through libbabeltrace2 as through the direct decoder (the default)
+if LONGPOLE_CTF=babeltrace "$lp" cp --thread 2673 --json "$data/many-threads" > "$tmp/mt-bt.json" 2> "$tmp/err"; then
+  LONGPOLE_CTF=babeltrace "$lp" cp --thread 7421 --json "$data/scp_dest" "$data/scp_src" > "$tmp/scp-bt.json" || bad "scp through libbabeltrace2"
+  if cmp -s "$tmp/mt.json" "$tmp/mt-bt.json" && cmp -s "$tmp/scp.json" "$tmp/scp-bt.json"; then
+    ok "direct decoder and libbabeltrace2: the same cp --json for scp tid 7421 and many-threads tid 2673"
+  else bad "direct decoder and libbabeltrace2 give different cp --json"; fi
+elif grep -q "built without libbabeltrace2" "$tmp/err"; then echo "skip: decoder comparison (built without libbabeltrace2)"
+else bad "cp through libbabeltrace2"; cat "$tmp/err"; fi
 python3 - "$tmp/mt.json" "$tmp/mtu.json" <<'EOF' || fail=1
 import json, sys
 b, u = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))

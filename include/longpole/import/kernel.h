@@ -163,8 +163,11 @@ lp_status lp_ktrace_read_ftrace_mem(const void *data, size_t n, const char *name
  * text file, or neither? For detection (load layer) and error messages. */
 typedef enum lp_kformat { LP_KFORMAT_NONE = 0, LP_KFORMAT_CTF, LP_KFORMAT_FTRACE } lp_kformat;
 lp_kformat lp_ktrace_detect(const char *path);
-/* 1 if this build reads CTF (libbabeltrace2 was found), else 0. */
+/* 1: this build reads CTF (always: the direct decoder needs no library). */
 int lp_ktrace_have_ctf(void);
+/* 1 if libbabeltrace2 is built in (LONGPOLE_CTF=babeltrace, and the fallback for
+ * metadata the direct decoder does not read), else 0. */
+int lp_ktrace_have_babeltrace(void);
 
 /* ---- packets matched across hosts, and the clocks they synchronise -------------- */
 

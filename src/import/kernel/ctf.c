@@ -1,4 +1,12 @@
-/* ctf.c: LTTng kernel traces in CTF through libbabeltrace2 (one host per trace).
+/* ctf.c: LTTng kernel traces in CTF (one host per trace): the choice of decoder, and the
+ * reader through libbabeltrace2.
+ *
+ * The choice (lp_kctf_read): the direct decoder (ctf_pkt.c) by default; the environment
+ * variable LONGPOLE_CTF=babeltrace forces libbabeltrace2, LONGPOLE_CTF=direct forbids
+ * the fallback. When the direct decoder cannot use the metadata (outside its subset, or
+ * text it does not parse) and libbabeltrace2 is built in, the trace is read through it
+ * and a note says why (rule import); errors in the data are errors of the trace, never a
+ * reason to fall back. docs/formats/ctf.md.
  *
  * The graph: babeltrace2's `src.ctf.fs` source on the trace directory, and one simple
  * sink of our own per output port, i.e. per data stream (a CPU's stream files). There
@@ -20,6 +28,7 @@
 #include "import/kernel/kint.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(LP_HAVE_BABELTRACE2)
@@ -528,7 +537,7 @@ static uint64_t dir_bytes(const char *dir)
     return n;
 }
 
-lp_status lp_kctf_read(khb *b, const char *dir, lp_error *err)
+static lp_status bt_read(khb *b, const char *dir, lp_error *err)
 {
     ctfread r;
     memset(&r, 0, sizeof r);
@@ -547,16 +556,37 @@ lp_status lp_kctf_read(khb *b, const char *dir, lp_error *err)
     return st;
 }
 
-int lp_ktrace_have_ctf(void) { return 1; }
+#define HAVE_BT 1
 
 #else /* no libbabeltrace2 */
 
-lp_status lp_kctf_read(khb *b, const char *dir, lp_error *err)
+static lp_status bt_read(khb *b, const char *dir, lp_error *err)
 {
     (void)b;
-    return lp_error_set(err, LP_ERR_UNSUPPORTED, "'%s': built without CTF support (libbabeltrace2-dev)", dir);
+    return lp_error_set(err, LP_ERR_UNSUPPORTED,
+                        "'%s': built without libbabeltrace2 (libbabeltrace2-dev): LONGPOLE_CTF=babeltrace is not "
+                        "available", dir);
 }
 
-int lp_ktrace_have_ctf(void) { return 0; }
+#define HAVE_BT 0
 
 #endif
+
+int lp_ktrace_have_ctf(void) { return 1; }
+int lp_ktrace_have_babeltrace(void) { return HAVE_BT; }
+
+lp_status lp_kctf_read(khb *b, const char *dir, lp_error *err)
+{
+    const char *mode = getenv("LONGPOLE_CTF");
+    if (mode && strcmp(mode, "babeltrace") == 0)
+        return bt_read(b, dir, err);
+    int at_meta = 0;
+    lp_status st = lp_kctf_direct_read(b, dir, &at_meta, err);
+    if (!st || !at_meta || !HAVE_BT || (mode && strcmp(mode, "direct") == 0) || st == LP_ERR_NOMEM)
+        return st;
+    lp_diags_report(b->diags, LP_SEV_NOTE, LP_RULE_IMPORT, dir, 0,
+                    "the direct CTF decoder cannot read this metadata (%s): read through libbabeltrace2", err->msg);
+    lp_error_clear(err);
+    b->name = LP_STR_NONE;
+    return bt_read(b, dir, err);
+}

@@ -109,8 +109,18 @@ lp_status khb_finish(khb *b, lp_error *err);
 
 /* ---- the readers ------------------------------------------------------------------------ */
 
-/* CTF trace directory (ctf.c; LP_ERR_UNSUPPORTED without libbabeltrace2). */
+/* CTF trace directory (ctf.c: the direct decoder, or libbabeltrace2 when
+ * LONGPOLE_CTF=babeltrace or when the direct decoder cannot use the metadata). */
 lp_status lp_kctf_read(khb *b, const char *dir, lp_error *err);
+/* CTF trace directory by the direct decoder (ctf_pkt.c, no libbabeltrace2):
+ * LP_ERR_UNSUPPORTED when its metadata is outside the subset the decoder reads (the
+ * caller may fall back to libbabeltrace2), LP_ERR_FORMAT for malformed metadata or data
+ * (file and byte offset in the message). *at_metadata is set when the failure came
+ * from the metadata (no event was decoded: the builder is as it was given). */
+lp_status lp_kctf_direct_read(khb *b, const char *dir, int *at_metadata, lp_error *err);
+/* The same on memory: metadata (text or packets) and the bytes of one stream file. */
+lp_status lp_kctf_direct_mem(khb *b, const char *meta, size_t nmeta, const unsigned char *data, size_t ndata,
+                             lp_error *err);
 /* ftrace text (ftrace.c). */
 lp_status lp_kftrace_read(khb *b, const char *data, size_t n, lp_error *err);
 

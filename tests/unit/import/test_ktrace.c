@@ -1,5 +1,6 @@
-/* test_ktrace.c: LTTng CTF traces read through libbabeltrace2 (src/import/kernel/ctf.c)
- * on the real traces of ../shared/data/ctf (skipped, with a message, when absent):
+/* test_ktrace.c: LTTng CTF traces read by the default decoder (the direct one,
+ * src/import/kernel/ctf_pkt.c; test_ctfdiff.c compares it with libbabeltrace2's) on the
+ * real traces of ../shared/data/ctf (skipped, with a message, when absent):
  * every event of every stream (babeltrace2's own muxer stops at 11,682 of scp_src's
  * 110,771), host names, CPUs, reordered/lost/bad counts, threads, event types; the 46
  * packets Trace Compass's MatchAndSyncTest matches and the clock correction of its
