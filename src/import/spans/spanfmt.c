@@ -16,6 +16,8 @@
 
 /* ---- import accounting ------------------------------------------------------------------ */
 
+size_t lp_span_import_nest_min = LP_SPAN_NEST_MIN;
+
 void lp_span_import_init(lp_span_import *im, lp_spans *sp, const char *format)
 {
     memset(im, 0, sizeof *im);
@@ -155,7 +157,11 @@ int lp_span_import_duration(lp_span_import *im, const lp_json *du, const char *s
 lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const *keys, const lp_load_opts *opts,
                              lp_span_import_fn fn, void *ctx, lp_error *err)
 {
-    lp_json_opts o = {.stream_keys = keys, .repair = 1};
+    lp_json_opts o = {.stream_keys = keys,
+                      .repair = 1,
+                      .nest_min = lp_span_import_nest_min,
+                      .nest_keys = im->nest_keys,
+                      .nest_stream = im->nest_stream};
     lp_json_reader *r;
     lp_status st = lp_json_reader_new(&r, in, &o, err);
     if (st)

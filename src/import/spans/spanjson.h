@@ -30,6 +30,9 @@ typedef struct lp_span_import {
     uint64_t nspans;                   /* spans added from this file */
     uint64_t skipped[LP_SKIP_NREASONS];
     int fatal;                         /* the file ended early (truncated, corrupt) */
+    /* nested streaming (codec/json.h, lp_json_opts): the arrays whose huge elements are
+     * streamed (a Jaeger trace of "data"), and the arrays streamed inside them */
+    const char *const *nest_keys, *const *nest_stream;
     /* one-entry cache of the last trace id text */
     char lasttrace[80];
     size_t lasttracelen;
@@ -51,6 +54,14 @@ void lp_span_import_summary(lp_span_import *im);
 lp_status lp_span_import_trace(lp_span_import *im, const lp_json *v, uint32_t *trace, int *ok, lp_error *err);
 /* Progress: called now and then with the bytes consumed. */
 int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *counter);
+
+/* Elements larger than this are streamed when the format asks for it (nest_keys): 1 MiB,
+ * so the memory of an import is a few MiB beside the span table whatever the size of
+ * one trace. The tree path (every element read whole, as before nested streaming) is
+ * the naive twin of the differential tests, which set it to 0 (off) or to 1 (every
+ * element that can be streamed is). */
+#define LP_SPAN_NEST_MIN ((size_t)1 << 20)
+extern size_t lp_span_import_nest_min;
 
 /* The event loop of every JSON span importer: a streaming reader over `in` in repair
  * mode with the format's stream keys (NULL: none); mended strings and bad records are
