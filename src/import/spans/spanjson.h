@@ -33,6 +33,11 @@ typedef struct lp_span_import {
     /* nested streaming (codec/json.h, lp_json_opts): the arrays whose huge elements are
      * streamed (a Jaeger trace of "data"), and the arrays streamed inside them */
     const char *const *nest_keys, *const *nest_stream;
+    /* strings mended inside the element being streamed: one warning for all of them at
+     * its end, as for a record read whole */
+    unsigned nestd, held;
+    uint64_t hoff, hline;
+    char hmsg[200];
     /* one-entry cache of the last trace id text */
     char lasttrace[80];
     size_t lasttracelen;
@@ -62,6 +67,9 @@ int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *co
  * element that can be streamed is). */
 #define LP_SPAN_NEST_MIN ((size_t)1 << 20)
 extern size_t lp_span_import_nest_min;
+/* The reader's first buffer (0: its default); the tests make it small so that elements
+ * cross refills and the nesting is decided on partial data. */
+extern size_t lp_span_import_bufsize;
 
 /* The event loop of every JSON span importer: a streaming reader over `in` in repair
  * mode with the format's stream keys (NULL: none); mended strings and bad records are
