@@ -13,12 +13,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
 {
     lp_span_import_nest_min = LP_SPAN_NEST_MIN;
-    lp_span_import_bufsize = 0;
+    lp_span_import_bufsize = LP_SPAN_BUFSIZE;
     fuzz_spans("jaeger", data, n);
     lp_span_import_nest_min = 1;
     lp_span_import_bufsize = 1 + (n ? data[n - 1] % 64 : 0);
     fuzz_spans("jaeger", data, n);
     lp_span_import_nest_min = LP_SPAN_NEST_MIN;
-    lp_span_import_bufsize = 0;
+    lp_span_import_bufsize = LP_SPAN_BUFSIZE;
     return 0;
 }

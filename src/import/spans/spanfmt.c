@@ -17,7 +17,7 @@
 /* ---- import accounting ------------------------------------------------------------------ */
 
 size_t lp_span_import_nest_min = LP_SPAN_NEST_MIN;
-size_t lp_span_import_bufsize = 0;
+size_t lp_span_import_bufsize = LP_SPAN_BUFSIZE;
 
 void lp_span_import_init(lp_span_import *im, lp_spans *sp, const char *format)
 {

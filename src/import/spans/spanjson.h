@@ -60,15 +60,19 @@ lp_status lp_span_import_trace(lp_span_import *im, const lp_json *v, uint32_t *t
 /* Progress: called now and then with the bytes consumed. */
 int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *counter);
 
-/* Elements larger than this are streamed when the format asks for it (nest_keys): 1 MiB,
- * so the memory of an import is a few MiB beside the span table whatever the size of
- * one trace. The tree path (every element read whole, as before nested streaming) is
- * the naive twin of the differential tests, which set it to 0 (off) or to 1 (every
- * element that can be streamed is). */
-#define LP_SPAN_NEST_MIN ((size_t)1 << 20)
+/* Elements larger than this are streamed when the format asks for it (nest_keys), and
+ * the reader starts with a buffer of LP_SPAN_BUFSIZE: 128 KiB and 256 KiB, so that the
+ * memory of an import is a few hundred KiB beside the span table whatever the size of
+ * one trace (on machines where fresh memory is slow, the 4 MiB buffer and the nodes of
+ * a first attempt at a huge trace were most of a 10 k-span import). The tree path
+ * (every element read whole, as before nested streaming) is the naive twin of the
+ * differential tests, which set nest_min to 0 (off) or to 1 (every element that can
+ * be streamed is). */
+#define LP_SPAN_NEST_MIN ((size_t)128 << 10)
+#define LP_SPAN_BUFSIZE ((size_t)256 << 10)
 extern size_t lp_span_import_nest_min;
-/* The reader's first buffer (0: its default); the tests make it small so that elements
- * cross refills and the nesting is decided on partial data. */
+/* The reader's first buffer; the tests make it small so that elements cross refills
+ * and the nesting is decided on partial data. */
 extern size_t lp_span_import_bufsize;
 
 /* The event loop of every JSON span importer: a streaming reader over `in` in repair
