@@ -37,6 +37,14 @@
  * non-ASCII byte; a plain string is taken without leaving the caller, anything else
  * (escapes, UTF-8, problems) goes through the tokenizer's full string lexer.
  *
+ * Nested streaming (opts.nest_min): when an element of a streamed array does not end
+ * within the buffered data, is an object, and a member array under a nest_stream key
+ * starts there (nest_here: the members are skipped with the pull reader, the one
+ * tokenizer), the abandoned parse is dropped and the element is streamed like a
+ * top-level object: the array's state (key, index, where it opened) is pushed on a
+ * small stack (LP_JSON_NEST_MAX) and popped at the element's '}' (nest_begin,
+ * nest_end); BEGIN and END events carry the depth.
+ *
  * Invariants: the committed state (pos, line, state machine) only moves when a whole
  * step (a record, a separator, a member key) succeeded; nodes and strings handed out
  * stay valid until the next lp_json_next(); memory is O(largest record).
