@@ -14,7 +14,10 @@
 #      `longpole spans` on the same Jaeger file of SPANS_BENCH_BASE_TRACES (default
 #      20,000) traces; both print P95 folded stacks, which must be identical;
 #   4. if built (Debian's libjansson-dev, libjson-c-dev, libyajl-dev installed), the
-#      JSON parsers against src/codec/json.c on a 200 MB Jaeger file (bench/spans/jsonlibs).
+#      JSON parsers against src/codec/json.c on a 200 MB Jaeger file (bench/spans/jsonlibs);
+#   5. if node is installed (SPANS_BENCH_JAEGERUI=0 skips it), `longpole spans` against
+#      Jaeger UI's criticalPathForTrace in node on the four inputs of issue 17
+#      (bench/spans/vs_jaegerui.sh, jaegerui_cp.js).
 # Every timing is CPU time (user + sys) of one single-threaded process, best of 3 runs
 # (the 1M-trace run: 1): the machine is shared, and CPU time is what one core spent.
 set -euo pipefail
@@ -155,5 +158,11 @@ fi
     echo '```'
   fi
 } > "$OUT"
+# 5. the span critical path against Jaeger UI's own in node (issue 17), when node is there
+if command -v "${NODE:-node}" > /dev/null 2>&1 && [ "${SPANS_BENCH_JAEGERUI:-1}" = 1 ]; then
+  echo "spans bench: against Jaeger UI in node" >&2
+  OUT="$WORK/vs.md" NODE="$(command -v "${NODE:-node}")" bash "$here/vs_jaegerui.sh"
+  { echo; cat "$WORK/vs.md"; } >> "$OUT"
+fi
 echo "spans bench: wrote $OUT" >&2
 rm -f "$WORK"/*.json

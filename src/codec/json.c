@@ -37,6 +37,14 @@
  * non-ASCII byte; a plain string is taken without leaving the caller, anything else
  * (escapes, UTF-8, problems) goes through the tokenizer's full string lexer.
  *
+ * Nested streaming (opts.nest_min): when an element of a streamed array does not end
+ * within the buffered data, is an object, and a member array under a nest_stream key
+ * starts there (nest_here: the members are skipped with the pull reader, the one
+ * tokenizer), the abandoned parse is dropped and the element is streamed like a
+ * top-level object: the array's state (key, index, where it opened) is pushed on a
+ * small stack (LP_JSON_NEST_MAX) and popped at the element's '}' (nest_begin,
+ * nest_end); BEGIN and END events carry the depth.
+ *
  * Invariants: the committed state (pos, line, state machine) only moves when a whole
  * step (a record, a separator, a member key) succeeded; nodes and strings handed out
  * stay valid until the next lp_json_next(); memory is O(largest record).
@@ -63,6 +71,16 @@
 enum { S_TOP, S_ARR_FIRST, S_ARR_NEXT, S_OBJ_FIRST, S_OBJ_NEXT, S_DONE };
 enum { P_OK = 0, P_MORE, P_SYNTAX };
 
+/* The streamed array around an element object that is streamed itself (nested
+ * streaming), saved while that object is read. */
+typedef struct nest {
+    int arr_in_obj;
+    char *akey;
+    size_t akeycap;
+    uint64_t index;               /* index of the element after the object */
+    uint64_t cont_off, cont_line;
+} nest;
+
 struct lp_json_reader {
     lp_input *in;                 /* the byte source (not owned) */
     const char *const *keys;      /* stream keys (caller's list) */
@@ -86,6 +104,11 @@ struct lp_json_reader {
     lp_json *nodes;               /* the current record's tree */
     size_t nnodes, capnodes;
     lp_error ierr;                /* error of the input (corrupt compression) */
+    size_t nest_min;              /* nested streaming: smallest element streamed (0: off) */
+    const char *const *nest_keys; /* arrays whose elements may be streamed ("": top level) */
+    const char *const *nest_stream; /* arrays streamed inside a streamed element */
+    nest nest[LP_JSON_NEST_MAX];  /* the arrays around the element objects being streamed */
+    unsigned nnest;
 };
 
 /* Parse context of one step. */
@@ -577,6 +600,9 @@ lp_status lp_json_reader_new(lp_json_reader **out, lp_input *in, const lp_json_o
         if (opts->max_record)
             r->max_record = opts->max_record;
         r->repair = opts->repair;
+        r->nest_min = opts->lines || !opts->nest_keys || !opts->nest_stream ? 0 : opts->nest_min;
+        r->nest_keys = opts->nest_keys;
+        r->nest_stream = opts->nest_stream;
     }
     r->cap = opts && opts->bufsize ? opts->bufsize : BUF_INIT;
     r->buf = lp_malloc(r->cap + JL_PAD);
@@ -596,6 +622,8 @@ void lp_json_reader_free(lp_json_reader *r)
     lp_free(r->buf);
     lp_free(r->nodes);
     lp_free(r->akey);
+    for (unsigned i = 0; i < r->nnest; i++)
+        lp_free(r->nest[i].akey);
     lp_free(r);
 }
 
@@ -647,14 +675,21 @@ static lp_status refill(lp_json_reader *r, lp_error *err)
 
 /* ---- the state machine ----------------------------------------------------------------- */
 
-static int is_stream_key(const lp_json_reader *r, const unsigned char *k, uint32_t n)
+static int key_in(const char *const *keys, const unsigned char *k, size_t n)
 {
-    if (!r->keys)
+    if (!keys)
         return 0;
-    for (size_t i = 0; r->keys[i]; i++)
-        if (strlen(r->keys[i]) == n && memcmp(r->keys[i], k, n) == 0)
+    for (size_t i = 0; keys[i]; i++)
+        if (strlen(keys[i]) == n && memcmp(keys[i], k, n) == 0)
             return 1;
     return 0;
+}
+
+/* Is an array under this key streamed (in the top-level object, or in an element object
+ * that is streamed itself)? */
+static int is_stream_key(const lp_json_reader *r, const unsigned char *k, uint32_t n)
+{
+    return key_in(r->nnest ? r->nest_stream : r->keys, k, n);
 }
 
 static int set_akey(lp_json_reader *r, const unsigned char *k, uint32_t n, int esc)
@@ -740,6 +775,98 @@ static int step_top(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
     return P_OK;
 }
 
+/* Nested streaming: is the element object at `at` (which did not end within the data
+ * buffered) to be streamed member by member? Yes when it is an element of a nest_keys
+ * array, more than nest_min of its bytes are buffered and one of its members there
+ * has a nest_stream key (without escapes, as
+ * step_object matches them) and an array value. The members are skipped with the pull
+ * reader over the buffered bytes (one tokenizer); anything it cannot read there (a
+ * member cut by the end of the data, a syntax error, deep nesting) answers no: the
+ * element is then read whole as before, and a real error is reported from there. */
+static int nest_here(const pctx *c, const unsigned char *at)
+{
+    const lp_json_reader *r = c->r;
+    if (r->nnest >= LP_JSON_NEST_MAX || (size_t)(c->end - at) <= r->nest_min)
+        return 0;
+    const char *ak = r->arr_in_obj ? r->akey : "";
+    if (!key_in(r->nest_keys, (const unsigned char *)ak, strlen(ak)))
+        return 0;
+    lp_json_pull j;
+    lp_json_pull_init(&j, (const char *)at, (size_t)(c->end - at));
+    if (lp_json_pull_obj(&j) != 1)
+        return 0;
+    for (;;) {
+        const char *k;
+        size_t kn;
+        char kb[64];
+        if (lp_json_pull_key(&j, &k, &kn, kb, sizeof kb))
+            return 0;
+        if (k != kb && key_in(r->nest_stream, (const unsigned char *)k, kn) &&
+            lp_json_pull_peek(&j) == '[')
+            return 1;
+        if (lp_json_pull_skip(&j) || lp_json_pull_next(&j, '}') != 1)
+            return 0;
+    }
+}
+
+/* Nested streaming: the element object at `at` begins (BEGIN with its depth, the key
+ * and index it has in its array); the array's state is saved until its END. */
+static int nest_begin(pctx *c, lp_json_ev *ev, int *have, const unsigned char *at, uint64_t atline)
+{
+    lp_json_reader *r = c->r;
+    nest *f = &r->nest[r->nnest++];
+    f->arr_in_obj = r->arr_in_obj;
+    f->akey = r->akey;
+    f->akeycap = r->akeycap;
+    f->index = r->index + 1;
+    f->cont_off = r->cont_off;
+    f->cont_line = r->cont_line;
+    r->akey = NULL;
+    r->akeycap = 0;
+    r->arr_in_obj = 0;
+    r->nnodes = 0;
+    c->bad = 0;
+    c->p = at + 1;
+    c->line = atline;
+    ev->kind = LP_JSON_EV_BEGIN;
+    ev->type = LP_JSON_OBJECT;
+    ev->key = f->arr_in_obj ? f->akey : NULL;
+    ev->index = r->index;
+    ev->depth = r->nnest;
+    ev->off = offset_of(c, at);
+    ev->line = atline;
+    r->cont_off = ev->off;
+    r->cont_line = atline;
+    r->state = S_OBJ_FIRST;
+    *have = 1;
+    return P_OK;
+}
+
+/* Nested streaming: the element object being streamed ends (c->p past its '}'); back
+ * in its array. */
+static int nest_end(pctx *c, lp_json_ev *ev, int *have)
+{
+    lp_json_reader *r = c->r;
+    nest *f = &r->nest[--r->nnest];
+    lp_free(r->akey);
+    r->akey = f->akey;
+    r->akeycap = f->akeycap;
+    r->arr_in_obj = f->arr_in_obj;
+    r->index = f->index;
+    r->cont_off = f->cont_off;
+    r->cont_line = f->cont_line;
+    r->state = S_ARR_NEXT;
+    ev->kind = LP_JSON_EV_END;
+    ev->type = LP_JSON_OBJECT;
+    ev->key = r->arr_in_obj ? r->akey : NULL;
+    ev->index = f->index - 1;
+    ev->depth = r->nnest + 1;
+    ev->off = offset_of(c, c->p - 1);
+    ev->line = c->line;
+    *have = 1;
+    return P_OK;
+}
+
 /* In a streamed array: its end, or the next element. */
 static int step_array(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
 {
@@ -763,10 +890,15 @@ static int step_array(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
         if (*c->p == ']')
             return syntax(c, c->p, LP_JSON_E_SYNTAX, "trailing comma before ']'");
     }
+    const unsigned char *at = c->p;
+    uint64_t atline = c->line;
     int rc = record(c, ev, LP_JSON_EV_ELEMENT, NULL, 0, 0);
+    if (rc == P_MORE && r->nest_min && *at == '{' && nest_here(c, at))
+        return nest_begin(c, ev, have, at, atline);
     if (rc)
         return rc;
     ev->key = r->arr_in_obj ? r->akey : NULL;
+    ev->depth = r->nnest;
     ev->index = r->index++;
     r->state = S_ARR_NEXT;
     *have = 1;
@@ -781,6 +913,8 @@ static int step_object(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
     char fb[24];
     if (ch == '}') {
         c->p++;
+        if (r->nnest)
+            return nest_end(c, ev, have);
         return container_event(c, ev, have, LP_JSON_EV_END, LP_JSON_OBJECT, S_TOP);
     }
     if (r->state == S_OBJ_NEXT) {
@@ -827,6 +961,7 @@ static int step_object(pctx *c, lp_json_ev *ev, int *have, unsigned ch)
     rc = record(c, ev, LP_JSON_EV_MEMBER, k, kn, kesc);
     if (rc)
         return rc;
+    ev->depth = r->nnest;
     r->state = S_OBJ_NEXT;
     *have = 1;
     return P_OK;

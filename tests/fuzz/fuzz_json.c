@@ -235,6 +235,18 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
         return 0;
     lp_json_opts o = {.stream_keys = (mode & 1) ? keys : NULL, .lines = (mode & 2) != 0,
                       .bufsize = (mode & 4) ? 1 + (mode >> 4) : 0, .max_record = (mode & 8) ? 4096 : 0};
+    /* nested streaming: huge elements of "data", "resourceSpans" or a top-level array with
+     * a "spans" or "scopeSpans" array are streamed (nest_min 1: every one that does not
+     * fit in the buffered data) */
+    static const char *const nkeys[] = {"data", "", "resourceSpans", "scopeSpans", NULL},
+                             *const nstream[] = {"spans", "scopeSpans", NULL};
+    if ((mode & 0x31) == 0x31) {
+        o.nest_min = 1;
+        o.nest_keys = nkeys;
+        o.nest_stream = nstream;
+    }
+    unsigned nest = 0;
+    int fatal = 0;
     lp_json_reader *r;
     if (lp_json_reader_new(&r, in, &o, &err) == LP_OK) {
         lp_json_ev ev;
@@ -246,6 +258,19 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
         while ((st = lp_json_next(r, &ev, &err)) == LP_OK) {
             events++;
             FUZZ_CHECK(!plain || events <= 2 * n + 4);
+            /* nested BEGIN and END pair up, one level at a time */
+            if (ev.kind == LP_JSON_EV_BEGIN && ev.depth) {
+                FUZZ_CHECK(o.nest_min && ev.depth == nest + 1 && ev.depth <= LP_JSON_NEST_MAX);
+                nest = ev.depth;
+            } else if (ev.kind == LP_JSON_EV_END && ev.depth) {
+                FUZZ_CHECK(ev.depth == nest);
+                nest--;
+            } else if (ev.kind == LP_JSON_EV_BEGIN || ev.kind == LP_JSON_EV_END) {
+                FUZZ_CHECK(nest == 0);
+            } else if (ev.kind == LP_JSON_EV_ELEMENT || ev.kind == LP_JSON_EV_MEMBER) {
+                FUZZ_CHECK(ev.depth == nest);
+            }
+            fatal |= ev.kind == LP_JSON_EV_BAD && ev.fatal;
             FUZZ_CHECK(!plain || ev.off <= n + 3);
             if (ev.tree) {
                 FUZZ_CHECK(ev.kind == LP_JSON_EV_ELEMENT || ev.kind == LP_JSON_EV_MEMBER || ev.kind == LP_JSON_EV_VALUE);
@@ -267,6 +292,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
             }
         }
         FUZZ_CHECK(st == LP_END || st == LP_ERR_NOMEM);
+        FUZZ_CHECK(nest == 0 || fatal || st != LP_END);
         lp_json_reader_free(r);
     }
     lp_input_close(in);

@@ -39,6 +39,11 @@
  * Several top-level values may follow one another (concatenated JSON, JSON lines).
  * Example, for {"data":[{..},{..}],"total":2}:
  *   BEGIN(object) ELEMENT(key "data", index 0) ELEMENT(index 1) MEMBER("total") END.
+ * With opts.nest_min, a huge element is streamed too: for {"data":[{"traceID":..,
+ * "spans":[{..},..]}]} with stream key "data", nest key "data" and nest stream key
+ * "spans": BEGIN(object, depth 0)
+ * BEGIN(object, depth 1, key "data", index 0) MEMBER("traceID", depth 1)
+ * ELEMENT(key "spans", index 0, depth 1) ... END(depth 1) END(depth 0).
  *
  * Trees: a record is an array of lp_json nodes in document order. Node 0 is the
  * record itself; a container's first child follows it (n + 1 when len > 0); siblings
@@ -139,6 +144,9 @@ typedef struct lp_json_ev {
     unsigned repaired;   /* repair mode: strings of this record that were mended */
     uint64_t roff, rline;/* where the first mended problem is */
     char rmsg[200];      /* what it was */
+    unsigned depth;      /* BEGIN, END: 0 for the top-level array or object, 1 and more for
+                            an element object streamed member by member (opts.nest_min);
+                            ELEMENT, MEMBER: the depth of the object they belong to */
 } lp_json_ev;
 
 typedef struct lp_json_opts {
@@ -154,7 +162,24 @@ typedef struct lp_json_opts {
     size_t bufsize;
     /* Mend bad strings instead of rejecting their record (see LP_JSON_EV_BAD). */
     int repair;
+    /* Nested streaming (nest_min 0: off; never in lines mode). An element of a streamed
+     * array named in nest_keys ("" names a top-level array) that is an object larger
+     * than nest_min bytes, with a member whose key is in nest_stream and whose value is
+     * an array, is not read whole: it is streamed like a top-level object (BEGIN with
+     * depth >= 1 and the key and index it has in its array; MEMBER for its other
+     * members; ELEMENT for the elements of its nest_stream arrays; END), and so on
+     * inside it (an element of one of its arrays that is in nest_keys), up to
+     * LP_JSON_NEST_MAX levels. Memory is then bounded by the largest record that is not
+     * streamed, not by a huge element (a Jaeger trace of a million spans in
+     * {"data":[...]}). Whether an element is streamed is decided on its first bytes
+     * (at least nest_min of them): its end is not among them and a nest_stream array
+     * starts among them (keys are compared as written, without escapes). */
+    size_t nest_min;
+    const char *const *nest_keys;
+    const char *const *nest_stream;
 } lp_json_opts;
+
+#define LP_JSON_NEST_MAX 4
 
 typedef struct lp_json_reader lp_json_reader;
 

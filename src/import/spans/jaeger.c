@@ -28,6 +28,10 @@
 #include <strings.h>
 
 static const char *const KEYS[] = {"data", "spans", NULL};
+/* nested streaming: a huge trace of "data" (or of a top-level array) is read span by
+ * span, like a bare trace */
+static const char *const NEST_KEYS[] = {"data", "", NULL};
+static const char *const NEST_STREAM[] = {"spans", NULL};
 
 typedef struct proc {
     lp_str pid;      /* processID */
@@ -37,6 +41,8 @@ typedef struct proc {
 typedef struct pend {
     uint32_t span;   /* span waiting for its process */
     lp_str pid;
+    uint64_t off, line; /* where its processID is (a streamed trace of "data") */
+    size_t sid;         /* and its spanID as written: at sids + sid, NUL-terminated */
 } pend;
 
 typedef struct jctx {
@@ -47,7 +53,10 @@ typedef struct jctx {
     int have_procs;         /* the current trace's processes are known */
     pend *pending;          /* bare trace: spans seen before "processes" */
     size_t npend, cappend;
+    char *sids;             /* spanIDs of the pending spans of a streamed trace of "data" */
+    size_t nsids, capsids;
     uint32_t doc_trace;     /* traceID of the enclosing trace (LP_SPAN_NONE if none) */
+    unsigned nested;        /* depth of the trace of "data" being streamed (0: none) */
     lp_str k_kind;          /* "span.kind" */
 } jctx;
 
@@ -116,6 +125,11 @@ static void resolve_pending(jctx *c)
         uint32_t x = c->pending[i].span;
         if (s != LP_STR_NONE) {
             sp->service[x] = s;
+        } else if (c->nested) {
+            /* the message of a trace read whole (service_of), later */
+            lp_spans_report(sp, LP_SEV_WARNING, c->pending[i].off, c->pending[i].line,
+                            "span %s: processID '%s' is not in the trace's processes; the service is unknown",
+                            c->sids + c->pending[i].sid, lp_spans_str(sp, c->pending[i].pid));
         } else {
             lp_spans_report(sp, LP_SEV_WARNING, sp->off[x], sp->line[x],
                             "processID '%s' is not in the trace's processes; the service is unknown",
@@ -123,6 +137,7 @@ static void resolve_pending(jctx *c)
         }
     }
     c->npend = 0;
+    c->nsids = 0;
 }
 
 /* The members of a span that matter. */
@@ -357,7 +372,19 @@ static lp_status span(jctx *c, const lp_json *n, int bare)
                 return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
             c->pending = p;
         }
-        c->pending[c->npend++] = (pend){(uint32_t)sp->n - 1, pending_pid};
+        size_t at = c->nsids;
+        if (c->nested) {
+            size_t k = strlen(sid) + 1;
+            if (c->capsids - c->nsids < k) {
+                void *p = c->sids;
+                if (lp_grow(&p, &c->capsids, c->nsids + k, 1))
+                    return lp_error_set(c->err, LP_ERR_NOMEM, "out of memory");
+                c->sids = p;
+            }
+            memcpy(c->sids + c->nsids, sid, k);
+            c->nsids += k;
+        }
+        c->pending[c->npend++] = (pend){(uint32_t)sp->n - 1, pending_pid, f.pidn->off, f.pidn->line, at};
     }
     return other_refs(c, &f, &r, parent);
 }
@@ -417,16 +444,22 @@ static lp_status jaeger_event(void *ctx, const lp_json_ev *ev)
     }
     switch (ev->kind) {
     case LP_JSON_EV_BEGIN:
+        /* the file, or a huge trace of "data" streamed like a bare trace */
         c->doc_trace = LP_SPAN_NONE;
         c->nprocs = 0;
         c->have_procs = 0;
         c->npend = 0;
+        c->nsids = 0;
+        c->nested = ev->depth;
         break;
     case LP_JSON_EV_ELEMENT:
         if (ev->key && strcmp(ev->key, "spans") == 0)
             return span(c, ev->tree, 1);
         return trace(c, ev->tree);
     case LP_JSON_EV_MEMBER:
+        if (ev->depth && strcmp(ev->key, "traceID") != 0 && strcmp(ev->key, "processes") != 0 &&
+            strcmp(ev->key, "spans") != 0)
+            break; /* a member of a streamed trace that trace() does not read */
         if (strcmp(ev->key, "traceID") == 0) {
             int ok;
             lp_status st = lp_span_import_trace(&c->im, ev->tree, &c->doc_trace, &ok, c->err);
@@ -451,6 +484,9 @@ static lp_status jaeger_event(void *ctx, const lp_json_ev *ev)
     case LP_JSON_EV_END:
         resolve_pending(c);
         c->doc_trace = LP_SPAN_NONE;
+        c->nprocs = 0;
+        c->have_procs = 0;
+        c->nested = 0;
         break;
     default: break;
     }
@@ -462,11 +498,14 @@ static lp_status jaeger_read(lp_spans *sp, lp_input *in, const lp_load_opts *opt
     jctx c;
     memset(&c, 0, sizeof c);
     lp_span_import_init(&c.im, sp, "jaeger");
+    c.im.nest_keys = NEST_KEYS;
+    c.im.nest_stream = NEST_STREAM;
     c.err = err;
     c.doc_trace = LP_SPAN_NONE;
     lp_status st = lp_span_import_run(&c.im, in, KEYS, opts, jaeger_event, &c, err);
     lp_free(c.procs);
     lp_free(c.pending);
+    lp_free(c.sids);
     return st;
 }
 

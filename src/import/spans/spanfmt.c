@@ -16,6 +16,9 @@
 
 /* ---- import accounting ------------------------------------------------------------------ */
 
+size_t lp_span_import_nest_min = LP_SPAN_NEST_MIN;
+size_t lp_span_import_bufsize = LP_SPAN_BUFSIZE;
+
 void lp_span_import_init(lp_span_import *im, lp_spans *sp, const char *format)
 {
     memset(im, 0, sizeof *im);
@@ -152,10 +155,43 @@ int lp_span_import_duration(lp_span_import *im, const lp_json *du, const char *s
     return 0;
 }
 
+/* Strings mended in an element that is streamed (a huge trace): held, and reported at
+ * its end as one warning at the first of them, as when the element is one record. */
+static void hold_repaired(lp_span_import *im, const lp_json_ev *ev)
+{
+    if (!ev->repaired)
+        return;
+    if (!im->held) {
+        im->hoff = ev->roff;
+        im->hline = ev->rline;
+        memcpy(im->hmsg, ev->rmsg, sizeof im->hmsg);
+    }
+    im->held += ev->repaired;
+}
+
+static void flush_repaired(lp_span_import *im)
+{
+    if (!im->held)
+        return;
+    lp_json_ev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.repaired = im->held;
+    ev.roff = im->hoff;
+    ev.rline = im->hline;
+    memcpy(ev.rmsg, im->hmsg, sizeof ev.rmsg);
+    lp_span_import_repaired(im, &ev);
+    im->held = 0;
+}
+
 lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const *keys, const lp_load_opts *opts,
                              lp_span_import_fn fn, void *ctx, lp_error *err)
 {
-    lp_json_opts o = {.stream_keys = keys, .repair = 1};
+    lp_json_opts o = {.stream_keys = keys,
+                      .repair = 1,
+                      .bufsize = lp_span_import_bufsize,
+                      .nest_min = lp_span_import_nest_min,
+                      .nest_keys = im->nest_keys,
+                      .nest_stream = im->nest_stream};
     lp_json_reader *r;
     lp_status st = lp_json_reader_new(&r, in, &o, err);
     if (st)
@@ -163,11 +199,21 @@ lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const
     lp_json_ev ev;
     uint64_t tick = 0;
     while ((st = lp_json_next(r, &ev, err)) == LP_OK) {
-        lp_span_import_repaired(im, &ev);
+        if (ev.kind == LP_JSON_EV_BEGIN && ev.depth)
+            im->nestd = ev.depth;
+        if (im->nestd)
+            hold_repaired(im, &ev);
+        else
+            lp_span_import_repaired(im, &ev);
         if (ev.kind == LP_JSON_EV_BAD)
             lp_span_import_bad(im, &ev);
         else
             st = fn(ctx, &ev);
+        if (ev.kind == LP_JSON_EV_END && ev.depth) {
+            im->nestd = ev.depth - 1;
+            if (!im->nestd)
+                flush_repaired(im);
+        }
         if (st)
             break;
         if (lp_span_import_progress(opts, in, &tick)) {
@@ -175,6 +221,8 @@ lp_status lp_span_import_run(lp_span_import *im, lp_input *in, const char *const
             break;
         }
     }
+    if (st == LP_END)
+        flush_repaired(im); /* (a streamed element cut short) */
     if (st == LP_END && !(st = fn(ctx, NULL)))
         lp_span_import_summary(im);
     lp_json_reader_free(r);

@@ -30,6 +30,14 @@ typedef struct lp_span_import {
     uint64_t nspans;                   /* spans added from this file */
     uint64_t skipped[LP_SKIP_NREASONS];
     int fatal;                         /* the file ended early (truncated, corrupt) */
+    /* nested streaming (codec/json.h, lp_json_opts): the arrays whose huge elements are
+     * streamed (a Jaeger trace of "data"), and the arrays streamed inside them */
+    const char *const *nest_keys, *const *nest_stream;
+    /* strings mended inside the element being streamed: one warning for all of them at
+     * its end, as for a record read whole */
+    unsigned nestd, held;
+    uint64_t hoff, hline;
+    char hmsg[200];
     /* one-entry cache of the last trace id text */
     char lasttrace[80];
     size_t lasttracelen;
@@ -51,6 +59,21 @@ void lp_span_import_summary(lp_span_import *im);
 lp_status lp_span_import_trace(lp_span_import *im, const lp_json *v, uint32_t *trace, int *ok, lp_error *err);
 /* Progress: called now and then with the bytes consumed. */
 int lp_span_import_progress(const lp_load_opts *opts, lp_input *in, uint64_t *counter);
+
+/* Elements larger than this are streamed when the format asks for it (nest_keys), and
+ * the reader starts with a buffer of LP_SPAN_BUFSIZE: 128 KiB and 256 KiB, so that the
+ * memory of an import is a few hundred KiB beside the span table whatever the size of
+ * one trace (on machines where fresh memory is slow, the 4 MiB buffer and the nodes of
+ * a first attempt at a huge trace were most of a 10 k-span import). The tree path
+ * (every element read whole, as before nested streaming) is the naive twin of the
+ * differential tests, which set nest_min to 0 (off) or to 1 (every element that can
+ * be streamed is). */
+#define LP_SPAN_NEST_MIN ((size_t)128 << 10)
+#define LP_SPAN_BUFSIZE ((size_t)256 << 10)
+extern size_t lp_span_import_nest_min;
+/* The reader's first buffer; the tests make it small so that elements cross refills
+ * and the nesting is decided on partial data. */
+extern size_t lp_span_import_bufsize;
 
 /* The event loop of every JSON span importer: a streaming reader over `in` in repair
  * mode with the format's stream keys (NULL: none); mended strings and bad records are

@@ -58,7 +58,7 @@ static char *cp_string(lp_spans *sp, uint32_t t)
     lp_error err;
     lp_spancp cp;
     lp_spancp_init(&cp);
-    static char buf[4096];
+    static char buf[16384];
     buf[0] = '\0';
     if (lp_spancp_trace(&cp, sp, t, &err) == LP_OK) {
         size_t o = 0;
@@ -431,8 +431,9 @@ static uint64_t rnd(void)
 static int64_t rr(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
 
 /* A random trace: coarse times (many ties, touching and zero-length spans), skew,
- * async children, out-of-order input. */
-static void random_trace(lp_spans *sp, const char *trace, int n)
+ * async children, out-of-order input. A flat one has every span under one of the first
+ * three (families of more than 64 children: the walk's merge sort on packed keys). */
+static void random_trace_shape(lp_spans *sp, const char *trace, int n, int flat)
 {
     int64_t *s = malloc(sizeof(int64_t) * (size_t)n), *e = malloc(sizeof(int64_t) * (size_t)n);
     int *par = malloc(sizeof(int) * (size_t)n);
@@ -442,7 +443,7 @@ static void random_trace(lp_spans *sp, const char *trace, int n)
             s[i] = 0;
             e[i] = rr(0, 40);
         } else {
-            par[i] = (int)rr(0, i - 1);
+            par[i] = (int)rr(0, flat && i > 3 ? 2 : i - 1);
             int p = par[i];
             int64_t a = rr(s[p] - 3, e[p] + 2), b = a + rr(0, 12);
             if (rr(0, 3) == 0 && e[p] > s[p]) { /* well inside */
@@ -477,9 +478,11 @@ static void random_trace(lp_spans *sp, const char *trace, int n)
     free(perm);
 }
 
+static void random_trace(lp_spans *sp, const char *trace, int n) { random_trace_shape(sp, trace, n, 0); }
+
 static void test_differential_walk(void)
 {
-    char want[8192];
+    char want[16384];
     int compared = 0;
     for (int iter = 0; iter < 3000; iter++) {
         lp_spans sp;
@@ -488,7 +491,10 @@ static void test_differential_walk(void)
         for (int t = 0; t < ntr; t++) {
             char name[16];
             snprintf(name, sizeof name, "tr%d", t);
-            random_trace(&sp, name, (int)rr(1, 25));
+            if (iter % 10 == 9)
+                random_trace_shape(&sp, name, (int)rr(64, 400), 1);
+            else
+                random_trace(&sp, name, (int)rr(1, 25));
         }
         finish(&sp);
         for (uint32_t t = 0; t < sp.ntraces; t++) {

@@ -64,6 +64,8 @@ typedef struct lp_spancp {
     int64_t *cs, *ce;     /* clipped run, by local index */
     uint32_t *koff, *kids, *cursor, *stack;
     size_t cap, captable;
+    void *sortbuf;        /* children's sort keys (the largest family so far, twice) */
+    size_t capsort;
 } lp_spancp;
 
 void lp_spancp_init(lp_spancp *cp);
