@@ -1182,31 +1182,19 @@ static lp_status group_requests(loadctx *L)
 {
     lp_reqlog *rl = L->rl;
     int64_t *seq = L->seq;
+    /* already grouped when the rows' requests never decrease: requests are numbered in
+     * order of first appearance, but a request first named by a malformed line (no row)
+     * can get its number before a request whose rows come first, so a check that each
+     * request's rows are merely contiguous is not enough */
     int grouped = 1;
-    {
-        uint8_t *seen = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
-        if (!seen)
-            return load_nomem(L);
-        uint32_t prev = UINT32_MAX;
-        for (uint64_t i = 0; i < rl->nrows; i++) {
-            uint32_t q = rl->rows[i].seg;
-            if (q == prev)
-                continue;
-            if (seen[q]) {
-                grouped = 0;
-                break;
-            }
-            seen[q] = 1;
-            prev = q;
-        }
-        lp_free(seen);
-    }
+    for (uint64_t i = 1; i < rl->nrows && grouped; i++)
+        grouped = rl->rows[i].seg >= rl->rows[i - 1].seg;
     for (uint64_t i = 0; i < rl->nrows; i++)
         rl->rfirst[rl->rows[i].seg + 1]++;
     for (uint64_t q = 0; q < rl->nreqs; q++)
         rl->rfirst[q + 1] += rl->rfirst[q];
     if (grouped)
-        return LP_OK; /* requests were numbered in order of first appearance: rows are already in place */
+        return LP_OK; /* rows are already in place */
     uint32_t *dest = lp_malloc((rl->nrows ? rl->nrows : 1) * sizeof *dest);
     uint64_t *fill = lp_malloc((rl->nreqs ? rl->nreqs : 1) * sizeof *fill);
     if (!dest || !fill) {
