@@ -2,7 +2,10 @@
  * reader, the merge of its shards, grouping by request and the per-request checks),
  * in wall and CPU seconds (getrusage: the fair figure on a shared machine), and prints
  * one tab-separated line:
- *   file bytes records threads wall_s cpu_s mb_per_cpu_s peak_rss_bytes bytes_per_record
+ *   file bytes records threads wall_s cpu_s mb_per_cpu_s peak_rss_bytes bytes_per_record parse_cpu_s
+ *   parse_mb_per_cpu_s
+ * cpu_s is the whole load's; parse_cpu_s the line parsers' alone (the shards' thread
+ * CPU clocks: the CSV reader), so parse_mb_per_cpu_s is the reader's MB/s per core.
  * `rlbench FILE [THREADS [SHARD_MB]]`: THREADS 0 = one per CPU (the default), SHARD_MB
  * the shard size (0 = the reader's default). MB are 10^6 bytes. */
 #include "longpole/longpole.h"
@@ -59,9 +62,10 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     long long peak = (long long)ru.ru_maxrss * 1024;
-    printf("%s\t%lld\t%llu\t%u\t%.3f\t%.3f\t%.0f\t%lld\t%.1f\n", argv[1], (long long)sb.st_size,
+    double pc = (double)rl->parse_cpu_ns / 1e9;
+    printf("%s\t%lld\t%llu\t%u\t%.3f\t%.3f\t%.0f\t%lld\t%.1f\t%.3f\t%.0f\n", argv[1], (long long)sb.st_size,
            (unsigned long long)rl->nrows, o.threads, wall, c, (double)sb.st_size / 1e6 / (c > 0 ? c : 1e-9), peak,
-           rl->nrows ? (double)peak / (double)rl->nrows : 0.0);
+           rl->nrows ? (double)peak / (double)rl->nrows : 0.0, pc, (double)sb.st_size / 1e6 / (pc > 0 ? pc : 1e-9));
     lp_reqlog_free(rl);
     lp_diags_release(&ds);
     return 0;

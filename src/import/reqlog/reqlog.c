@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- options ---------------------------------------------------------------------- */
@@ -190,7 +191,11 @@ static lp_status shard_worker(void *ctx, size_t tid, size_t n, lp_error *err)
         size_t i = atomic_fetch_add(&w->next, 1);
         if (i >= w->nsh)
             break;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         rl_shard_run(&w->sh[i]);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        w->sh[i].cpu_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
         if (tid == 0 && w->o->progress)
             w->o->progress(w->o->progress_ctx, "reading", atomic_load(&w->bytes), w->total);
     }
@@ -1058,6 +1063,7 @@ static lp_status collect_shard(loadctx *L, rl_shard *s)
     ps->line0 = s->line0;
     ps->skip = s->skip;
     ps->nskip = s->nskip;
+    rl->parse_cpu_ns += s->cpu_ns;
     s->skip = NULL;
     rl_shard_release(s);
     return LP_OK;

@@ -74,6 +74,7 @@ typedef struct rl_shard {
     size_t memlen;
     rl_layout *lay;           /* the file's layout (whole: filled by the shard) */
     const lp_reqlog_opts *opts;
+    const char *rdend;        /* bytes before this are readable (a mapped shard), or NULL */
     atomic_uint_fast64_t *progress; /* bytes read by all shards */
     /* records: time, point (local), host (local name id), seg = local request, src unused */
     lp_reqrow *rows;
@@ -108,6 +109,7 @@ typedef struct rl_shard {
     uint32_t lastreqid;
     /* outcome */
     lp_status st;             /* resource error (LP_OK otherwise) */
+    uint64_t cpu_ns;          /* CPU time the shard took (its thread's clock) */
     lp_error err;
     uint8_t *ishost;          /* per local name: used as a host */
     size_t capishost;
