@@ -1,13 +1,19 @@
 /* reqlog_parse.c: one shard of a request log, lines to records (see reqlog_int.h and
  * docs/formats/request-log.md).
  *
- * The hot path is a CSV/TSV line without quotes: fields are found with memchr, the
- * request id and host are usually the previous line's (a one-entry cache skips the
- * hash), the time is an integer. A plain file's shard is read with pread() in 1 MiB
- * blocks (no mmap: mapped pages would count as resident memory); a compressed file or
+ * A plain file's shard is mapped (with room for its last line); a compressed file or
  * stdin is one shard read through lp_input. A shard processes exactly the lines that
  * start inside its byte range, so shards partition the file's lines and line numbers
  * are fixed up by prefix sums at the merge.
+ *
+ * The hot path (csv_fast) is a mapped CSV/TSV line whose fields need no unquoting or
+ * trimming: one scan, 16 bytes at a time, finds the line's end and its delimiters, and
+ * the fields go to the record as pointers into the mapping. Any other line goes
+ * through the general loop (rd_line, then rl_csv_split_plain or rl_csv_split), which
+ * gives the same records, diagnostics and line numbers for the lines both accept
+ * (tests/unit/import/test_reqlog_csv.c). Names (hosts, tasks, events) and the request
+ * id usually repeat: caches keyed by length and first and last 8 bytes skip the
+ * string table's hash; <task, event> pairs have a small cache before the hash table.
  */
 #include "import/reqlog/reqlog_int.h"
 #include "longpole/codec/json.h"
