@@ -6,7 +6,7 @@
  * without duplicate <event, task>, slack never negative, the path's length is its sum,
  * and the model file read back gives the same segments, counts and relationships.
  * The input is also written to a file and read by the chunked reader (the mapped
- * shards' one-scan line loop, shards of a few bytes, one and two threads): the same
+ * shards' one-scan line loop, a handful of shards cut anywhere, one and two threads): the same
  * records, requests, lines and diagnostics as from memory (one stream, the general
  * line loop). */
 #include "longpole/longpole.h"
@@ -67,7 +67,7 @@ static void same_store(const lp_reqlog *a, const lp_diags *da, const lp_reqlog *
                    !strcmp(da->kept[k].msg, db->kept[k].msg));
 }
 
-/* The input read from memory and from a file in shards of a few bytes (both under the
+/* The input read from memory and from a file in a few shards (both under the
  * file's name: messages name it). */
 static void chunked(const unsigned char *data, size_t n)
 {
@@ -91,7 +91,8 @@ static void chunked(const unsigned char *data, size_t n)
         const char *paths[] = {path};
         for (unsigned t = 1; t <= 2; t++) {
             o.threads = t;
-            o.shard_bytes = 1 + (n ? data[n - 1] % 97 : 0) + (t - 1) * 300;
+            /* a few shards (each costs its own tables): cut anywhere in a line */
+            o.shard_bytes = 1 + n / (2 + 3 * t) + (n ? data[n - 1] % 61 : 0);
             lp_diags d1;
             lp_diags_init(&d1, 64);
             lp_reqlog *b = NULL;
