@@ -14,6 +14,7 @@ typedef struct requests_args {
     cli_list strat;
     uint64_t top;
     const char *request;
+    const char *save_model;
     int json, per_request;
 } requests_args;
 
@@ -41,6 +42,11 @@ static const cli_opt requests_opts[] = {
              "(text: one line each; JSON: a \"requests\" array)"},
     {"--request", .kind = CLI_STR, .arg = "ID", A(request), .err = "--request needs a request id", .example = "r7",
      .help = "details of one request: every segment, its slack, the path"},
+    {"--save-model", .kind = CLI_STR, .arg = "FILE", A(save_model), .err = "--save-model needs a file name",
+     .example = "m.json",
+     .help = "(without --model) also write the model inferred from the logs,\n"
+             "as `longpole infer -o FILE` would: model and analysis from one\n"
+             "reading of the logs"},
     CLI_END,
 };
 
@@ -58,7 +64,9 @@ const cli_spec cli_spec_requests = {
              "(Figure 5), per-request share of the critical path (Figure 6), strata (Figure 7),\n"
              "slack (Figure 8), outliers (top latency) against the rest, and the natural-\n"
              "variation what-if: correlation of a category's time with latency per slack bucket\n"
-             "(Figure 10). Without --model, the model is inferred from the same logs first.\n",
+             "(Figure 10). Without --model, the model is inferred from the same logs, read\n"
+             "once: `requests --save-model m.json LOG` gives the model of `infer -o m.json LOG`\n"
+             "and the analysis in one pass (docs/analyses/mystery-critical-path.md).\n",
     .groups = {CLI_GROUP("options:", reqcli_model_opts, requests_args, mo), CLI_OWN(NULL, requests_opts),
                REQCLI_GROUPS(requests_args, rq)},
     .notes = "Test logs with a known model: `longpole generate requests` (`longpole help generate`).\n",
@@ -131,6 +139,11 @@ static int load(requests_args *a, req_run *r)
     }
     if (lp_causal_finish(&r->m, model ? NULL : r->rl, r->map, &err) || lp_reqcat_assign(&r->cat, &r->m, &err))
         return cli_fail("requests", &err);
+    if (a->save_model) {
+        if (lp_causal_save(&r->m, a->save_model, &err))
+            return cli_fail("requests", &err);
+        reqcli_mark(&a->rq, "write");
+    }
     return 0;
 }
 
@@ -203,6 +216,10 @@ int cmd_requests(int argc, char **argv)
         return rc;
     a.rq.paths = rest.operands;
     a.rq.npaths = rest.n;
+    if (a.save_model && a.mo.model) {
+        cli_args_release(&cli_spec_requests, &a, &rest);
+        return cli_usage("requests", "--save-model writes the model inferred from the logs: not with --model");
+    }
     req_run r;
     memset(&r, 0, sizeof r);
     lp_reqcat_init(&r.cat);

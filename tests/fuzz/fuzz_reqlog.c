@@ -4,7 +4,11 @@
  * is read as CSV (with a header or, if the first byte is odd, by column numbers and a
  * seq column) and as JSON lines. Properties: rows grouped and in range, good requests
  * without duplicate <event, task>, slack never negative, the path's length is its sum,
- * and the model file read back gives the same segments, counts and relationships. */
+ * and the model file read back gives the same segments, counts and relationships.
+ * The input is also written to a file and read by the chunked reader (the mapped
+ * shards' one-scan line loop, a handful of shards cut anywhere, one and two threads): the same
+ * records, requests, lines and diagnostics as from memory (one stream, the general
+ * line loop). */
 #include "longpole/longpole.h"
 #include "fuzz_check.h"
 #include "longpole/import/reqlog.h"
@@ -31,6 +35,79 @@ static void same_model(const lp_causal *a, const lp_causal *b)
             FUZZ_CHECK(lp_causal_bit(a->seen, a->words, i, k) == lp_causal_bit(b->seen, b->words, i, k));
         }
     }
+}
+
+/* Two stores hold the same records (by name), requests, lines and diagnostics. */
+static void same_store(const lp_reqlog *a, const lp_diags *da, const lp_reqlog *b, const lp_diags *db)
+{
+    FUZZ_CHECK(a->nrows == b->nrows && a->nreqs == b->nreqs && a->nlines == b->nlines &&
+               a->nbadlines == b->nbadlines && a->nbad == b->nbad);
+    FUZZ_CHECK(da->nerrors == db->nerrors && da->nwarnings == db->nwarnings);
+    if (a->nrows != b->nrows || a->nreqs != b->nreqs)
+        return;
+    for (uint64_t r = 0; r < a->nreqs; r++) {
+        FUZZ_CHECK(!strcmp(lp_reqlog_str(a, a->req_name[r]), lp_reqlog_str(b, b->req_name[r])));
+        FUZZ_CHECK(a->rfirst[r] == b->rfirst[r] && a->rbad[r] == b->rbad[r]);
+    }
+    for (uint64_t i = 0; i < a->nrows; i++) {
+        const lp_reqrow *x = &a->rows[i], *y = &b->rows[i];
+        FUZZ_CHECK(x->time == y->time && x->src == y->src);
+        FUZZ_CHECK(!strcmp(lp_reqlog_str(a, a->host_name[x->host]), lp_reqlog_str(b, b->host_name[y->host])));
+        FUZZ_CHECK(!strcmp(lp_reqlog_str(a, a->task_name[a->pt_task[x->point]]),
+                           lp_reqlog_str(b, b->task_name[b->pt_task[y->point]])));
+        FUZZ_CHECK(!strcmp(lp_reqlog_str(a, a->event_name[a->pt_event[x->point]]),
+                           lp_reqlog_str(b, b->event_name[b->pt_event[y->point]])));
+        uint64_t la, lb;
+        lp_reqlog_where(a, x->src, &la);
+        lp_reqlog_where(b, y->src, &lb);
+        FUZZ_CHECK(la == lb);
+    }
+    for (size_t k = 0; k < da->nkept && k < db->nkept; k++)
+        FUZZ_CHECK(da->kept[k].line == db->kept[k].line && da->kept[k].rule == db->kept[k].rule &&
+                   !strcmp(da->kept[k].msg, db->kept[k].msg));
+}
+
+/* The input read from memory and from a file in a few shards (both under the
+ * file's name: messages name it). */
+static void chunked(const unsigned char *data, size_t n)
+{
+    FILE *g = tmpfile();
+    if (!g)
+        return;
+    if (fwrite(data, 1, n, g) != n || fflush(g) != 0) {
+        fclose(g);
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fileno(g));
+    lp_reqlog_opts o;
+    lp_reqlog_opts_init(&o);
+    o.threads = 1;
+    lp_error err;
+    lp_diags d0;
+    lp_diags_init(&d0, 64);
+    lp_reqlog *a = NULL;
+    if (lp_reqlog_load_mem(data, n, path, &o, &d0, &a, &err) == LP_OK) {
+        const char *paths[] = {path};
+        for (unsigned t = 1; t <= 2; t++) {
+            o.threads = t;
+            /* a few shards (each costs its own tables): cut anywhere in a line */
+            o.shard_bytes = 1 + n / (2 + 3 * t) + (n ? data[n - 1] % 61 : 0);
+            lp_diags d1;
+            lp_diags_init(&d1, 64);
+            lp_reqlog *b = NULL;
+            if (lp_reqlog_load(paths, 1, &o, &d1, &b, &err) == LP_OK) {
+                same_store(a, &d0, b, &d1);
+                lp_reqlog_free(b);
+            } else {
+                FUZZ_CHECK(0); /* memory read it: the file must read too */
+            }
+            lp_diags_release(&d1);
+        }
+        lp_reqlog_free(a);
+    }
+    lp_diags_release(&d0);
+    fclose(g);
 }
 
 static void run(const unsigned char *data, size_t n, int variant)
@@ -144,5 +221,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t n)
     run(data, n, 0);
     run(data, n, n && (data[0] & 1) ? 1 : 2);
     run(data, n, 3);
+    chunked(data, n);
     return 0;
 }

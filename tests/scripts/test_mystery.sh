@@ -4,7 +4,8 @@
 # gzip-compressed log, one file per host with a seq column), convergence levels off,
 # skew estimates are within the injected jitter and without correction the model is
 # wrong, refining in two runs equals one run, the JSON report is valid, malformed lines
-# are reported with their line while the other requests are still analysed.
+# are reported with their line while the other requests are still analysed, and
+# requests --save-model gives infer's model and the analysis in one reading.
 set -u
 lp=$1
 work=$(mktemp -d /tmp/lp-mystery-XXXXXX)
@@ -86,6 +87,16 @@ EOF
 fi
 "$lp" requests --model "$work/m.json" --request r42 "$work/g.csv" > "$work/one.out"
 check "one request's details" grep -q "critical path: page:click->send" "$work/one.out"
+
+# 6b. one reading of the logs: requests --save-model writes the model `infer -o` writes
+#     and the same analysis as requests --model with that model
+"$lp" requests -q --save-model "$work/m1.json" "$work/g.csv" > "$work/once.out"
+check "requests --save-model exits 0" test $? -eq 0
+check "requests --save-model writes infer's model" cmp -s "$work/m.json" "$work/m1.json"
+"$lp" requests -q --model "$work/m.json" "$work/g.csv" > "$work/twice.out"
+check "one pass analyses as two" cmp -s <(grep -v "model" "$work/once.out") <(grep -v "model" "$work/twice.out")
+"$lp" requests --model "$work/m.json" --save-model "$work/x.json" "$work/g.csv" > /dev/null 2>&1
+check "--save-model with --model is refused (exit 2)" test $? -eq 2
 
 # 7. malformed lines are reported with their line; the other requests are analysed
 { head -200 "$work/g.csv"; echo "r3,web1,notatime,parse,page"; echo "r4,web1,1,parse"; tail -n +201 "$work/g.csv" | head -2000; } \

@@ -146,6 +146,7 @@ typedef struct lp_reqlog {
     uint64_t nbadlines;       /* lines skipped as malformed */
     int has_seq;              /* a seq column ordered the tasks' events */
     int64_t min_time, max_time; /* over all rows (host clocks) */
+    uint64_t parse_cpu_ns;    /* CPU time the line parsers took, all threads (benchmarks) */
 
     char **fname;             /* input file names, as given */
     uint32_t nfiles;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- options ---------------------------------------------------------------------- */
@@ -190,7 +191,11 @@ static lp_status shard_worker(void *ctx, size_t tid, size_t n, lp_error *err)
         size_t i = atomic_fetch_add(&w->next, 1);
         if (i >= w->nsh)
             break;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         rl_shard_run(&w->sh[i]);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        w->sh[i].cpu_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
         if (tid == 0 && w->o->progress)
             w->o->progress(w->o->progress_ctx, "reading", atomic_load(&w->bytes), w->total);
     }
@@ -1058,6 +1063,7 @@ static lp_status collect_shard(loadctx *L, rl_shard *s)
     ps->line0 = s->line0;
     ps->skip = s->skip;
     ps->nskip = s->nskip;
+    rl->parse_cpu_ns += s->cpu_ns;
     s->skip = NULL;
     rl_shard_release(s);
     return LP_OK;
@@ -1182,31 +1188,19 @@ static lp_status group_requests(loadctx *L)
 {
     lp_reqlog *rl = L->rl;
     int64_t *seq = L->seq;
+    /* already grouped when the rows' requests never decrease: requests are numbered in
+     * order of first appearance, but a request first named by a malformed line (no row)
+     * can get its number before a request whose rows come first, so a check that each
+     * request's rows are merely contiguous is not enough */
     int grouped = 1;
-    {
-        uint8_t *seen = lp_calloc(rl->nreqs ? rl->nreqs : 1, 1);
-        if (!seen)
-            return load_nomem(L);
-        uint32_t prev = UINT32_MAX;
-        for (uint64_t i = 0; i < rl->nrows; i++) {
-            uint32_t q = rl->rows[i].seg;
-            if (q == prev)
-                continue;
-            if (seen[q]) {
-                grouped = 0;
-                break;
-            }
-            seen[q] = 1;
-            prev = q;
-        }
-        lp_free(seen);
-    }
+    for (uint64_t i = 1; i < rl->nrows && grouped; i++)
+        grouped = rl->rows[i].seg >= rl->rows[i - 1].seg;
     for (uint64_t i = 0; i < rl->nrows; i++)
         rl->rfirst[rl->rows[i].seg + 1]++;
     for (uint64_t q = 0; q < rl->nreqs; q++)
         rl->rfirst[q + 1] += rl->rfirst[q];
     if (grouped)
-        return LP_OK; /* requests were numbered in order of first appearance: rows are already in place */
+        return LP_OK; /* rows are already in place */
     uint32_t *dest = lp_malloc((rl->nrows ? rl->nrows : 1) * sizeof *dest);
     uint64_t *fill = lp_malloc((rl->nreqs ? rl->nreqs : 1) * sizeof *fill);
     if (!dest || !fill) {

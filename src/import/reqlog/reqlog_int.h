@@ -18,6 +18,7 @@
 #define RL_MAXCOLS 4096          /* highest column number a role may name */
 #define RL_MAXLINE ((size_t)16 << 20) /* longer lines are reported and skipped */
 #define RL_NCACHE_BITS 10         /* name cache: 1024 entries per shard */
+#define RL_PCACHE_BITS 8          /* point cache: 256 entries per shard */
 #define RL_MAXKEYS (LP_RL_NROLES * 8 + LP_REQLOG_MAXATTR)
 
 /* How one file is laid out (decided from its first record). */
@@ -55,6 +56,14 @@ typedef struct rl_attrv {
     uint64_t line;            /* shard-local line */
 } rl_attrv;
 
+/* A name cache entry: the name's length and its first and last 8 bytes (zero-padded),
+ * which are the whole name when n <= 16 (then a hit needs no other comparison). */
+typedef struct rl_ncache {
+    uint64_t v0, v1;
+    uint32_t n;               /* 0 = empty (names are never empty) */
+    lp_str id;
+} rl_ncache;
+
 typedef struct rl_shard {
     /* what to read */
     uint32_t file;            /* index into the file list */
@@ -65,6 +74,7 @@ typedef struct rl_shard {
     size_t memlen;
     rl_layout *lay;           /* the file's layout (whole: filled by the shard) */
     const lp_reqlog_opts *opts;
+    const char *rdend;        /* bytes before this are readable (a mapped shard), or NULL */
     atomic_uint_fast64_t *progress; /* bytes read by all shards */
     /* records: time, point (local), host (local name id), seg = local request, src unused */
     lp_reqrow *rows;
@@ -73,7 +83,9 @@ typedef struct rl_shard {
     uint64_t capseq;
     lp_strtab reqs;           /* local request ids */
     lp_strtab names;          /* local hosts, tasks, events, attribute values */
-    lp_str ncache[1u << RL_NCACHE_BITS]; /* recently interned names (0 = empty) */
+    rl_ncache ncache[1u << RL_NCACHE_BITS]; /* recently interned names */
+    uint64_t pc_key[1u << RL_PCACHE_BITS];  /* recently seen points: task << 32 | event */
+    uint32_t pc_pt[1u << RL_PCACHE_BITS];   /* their local point + 1 (0 = empty) */
     int tabs_ok;
     /* local points: (task name id, event name id) -> local point */
     uint32_t *pt_task, *pt_event;
@@ -92,10 +104,12 @@ typedef struct rl_shard {
     uint64_t nbadlines;
     /* one-entry caches of the last request and host (consecutive lines repeat them) */
     const char *lastreq;
-    size_t lastreqn;
+    size_t lastreqn;          /* 0 = none */
+    uint64_t lastreq0, lastreq1; /* its first and last 8 bytes, as in rl_ncache */
     uint32_t lastreqid;
     /* outcome */
     lp_status st;             /* resource error (LP_OK otherwise) */
+    uint64_t cpu_ns;          /* CPU time the shard took (its thread's clock) */
     lp_error err;
     uint8_t *ishost;          /* per local name: used as a host */
     size_t capishost;
@@ -120,8 +134,11 @@ lp_status rl_layout_detect(rl_layout *L, const char *line, size_t n, const char 
                            lp_error *err);
 void rl_layout_release(rl_layout *L);
 /* Split a CSV/TSV line into fields (see reqlog_parse.c); returns the number of fields
- * or -1 on a bad quote. */
+ * or -1 on a bad quote. rl_csv_split handles every case (quotes, spaces trimmed);
+ * rl_csv_split_plain only lines where no field begins with a quote or a space or ends
+ * with a space (then both give the same fields), returning -2 for any other line. */
 int rl_csv_split(const char *s, size_t n, char delim, const char **f, size_t *fl, int maxf, char *scratch, size_t cap);
+int rl_csv_split_plain(const char *s, size_t n, char delim, const char **f, size_t *fl, int maxf);
 /* The host name implied by a file name (basename up to its first '.'). */
 void rl_host_from_path(const char *path, char *out, size_t cap);
 /* Parse a time field into ns. Returns 0 or -1 (with a reason). */

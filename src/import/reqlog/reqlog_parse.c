@@ -1,13 +1,19 @@
 /* reqlog_parse.c: one shard of a request log, lines to records (see reqlog_int.h and
  * docs/formats/request-log.md).
  *
- * The hot path is a CSV/TSV line without quotes: fields are found with memchr, the
- * request id and host are usually the previous line's (a one-entry cache skips the
- * hash), the time is an integer. A plain file's shard is read with pread() in 1 MiB
- * blocks (no mmap: mapped pages would count as resident memory); a compressed file or
+ * A plain file's shard is mapped (with room for its last line); a compressed file or
  * stdin is one shard read through lp_input. A shard processes exactly the lines that
  * start inside its byte range, so shards partition the file's lines and line numbers
  * are fixed up by prefix sums at the merge.
+ *
+ * The hot path (csv_fast) is a mapped CSV/TSV line whose fields need no unquoting or
+ * trimming: one scan, 16 bytes at a time, finds the line's end and its delimiters, and
+ * the fields go to the record as pointers into the mapping. Any other line goes
+ * through the general loop (rd_line, then rl_csv_split_plain or rl_csv_split), which
+ * gives the same records, diagnostics and line numbers for the lines both accept
+ * (tests/unit/import/test_reqlog_csv.c). Names (hosts, tasks, events) and the request
+ * id usually repeat: caches keyed by length and first and last 8 bytes skip the
+ * string table's hash; <task, event> pairs have a small cache before the hash table.
  */
 #include "import/reqlog/reqlog_int.h"
 #include "longpole/codec/json.h"
@@ -23,6 +29,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- names and aliases ----------------------------------------------------------- */
 
@@ -160,6 +169,57 @@ int rl_csv_split(const char *s, size_t n, char delim, const char **f, size_t *fl
         }
     }
 }
+
+/* The fast split (the common line): fields are the bytes between delimiters, found 16
+ * bytes at a time (SSE2) or with memchr. A field that begins with '"' or ' ' or ends
+ * with ' ' is one rl_csv_split would unquote or trim: then -2, and the caller splits
+ * the line with rl_csv_split; otherwise both give the same fields and count. */
+#define RL_FIELD(end)                                                                                              \
+    do {                                                                                                           \
+        size_t e_ = (end);                                                                                         \
+        if (e_ > a && (s[a] == '"' || s[a] == ' ' || s[e_ - 1] == ' '))                                            \
+            return -2;                                                                                             \
+        if (k < maxf) {                                                                                            \
+            f[k] = s + a;                                                                                          \
+            fl[k] = e_ - a;                                                                                        \
+        }                                                                                                          \
+        k++;                                                                                                       \
+        a = e_ + 1;                                                                                                \
+    } while (0)
+
+int rl_csv_split_plain(const char *s, size_t n, char delim, const char **f, size_t *fl, int maxf)
+{
+    int k = 0;
+    size_t a = 0; /* where the current field begins */
+#if defined(__SSE2__)
+    const __m128i D = _mm_set1_epi8(delim);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        unsigned m =
+            (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + i)), D));
+        for (; m; m &= m - 1)
+            RL_FIELD(i + (size_t)__builtin_ctz(m));
+    }
+    if (i < n && n >= 16) {
+        /* the last 16 bytes of the line, without those already seen */
+        unsigned m = (unsigned)_mm_movemask_epi8(
+                         _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s + n - 16)), D)) >>
+                     (16 - (n - i));
+        for (; m; m &= m - 1)
+            RL_FIELD(i + (size_t)__builtin_ctz(m));
+    } else {
+        for (; i < n; i++)
+            if (s[i] == delim)
+                RL_FIELD(i);
+    }
+#else
+    for (const char *q; (q = memchr(s + a, delim, n - a)) != NULL;)
+        RL_FIELD((size_t)(q - s));
+#endif
+    RL_FIELD(n);
+    return k;
+}
+#undef RL_FIELD
 
 /* ---- times ------------------------------------------------------------------------ */
 
@@ -655,24 +715,43 @@ static inline uint64_t load8(const char *s, size_t n)
     return v;
 }
 
+/* load8 of a short name: one 8-byte load, masked, when the bytes after it are readable
+ * (the same value as load8 on a little-endian machine). */
+static inline uint64_t load8s(const rl_shard *sh, const char *s, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n < 8 && sh->rdend && sh->rdend - s >= 8) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        return v & ((1ULL << (8 * n)) - 1);
+    }
+#else
+    (void)sh;
+#endif
+    return load8(s, n);
+}
+
 static int intern_name(rl_shard *sh, const char *s, size_t n, lp_str *out)
 {
-    uint64_t h = (load8(s, n) * 0x9E3779B97F4A7C15ULL) ^ (n > 8 ? load8(s + n - 8, 8) * 0xC2B2AE3D27D4EB4FULL : 0) ^ n;
-    uint32_t i = (uint32_t)(h >> (64 - RL_NCACHE_BITS));
-    lp_str c = sh->ncache[i];
-    if (c && lp_strtab_len(&sh->names, c) == n && memcmp(lp_strtab_get(&sh->names, c), s, n) == 0) {
-        *out = c;
+    uint64_t v0 = load8s(sh, s, n), v1 = n > 8 ? load8(s + n - 8, 8) : 0;
+    uint64_t h = (v0 * 0x9E3779B97F4A7C15ULL) ^ (v1 * 0xC2B2AE3D27D4EB4FULL) ^ n;
+    rl_ncache *c = &sh->ncache[h >> (64 - RL_NCACHE_BITS)];
+    if (c->n == n && c->v0 == v0 && c->v1 == v1 &&
+        (n <= 16 || memcmp(lp_strtab_get(&sh->names, c->id), s, n) == 0)) {
+        *out = c->id;
         return 0;
     }
     if (lp_strtab_intern(&sh->names, s, n, out))
         return -1;
-    sh->ncache[i] = *out;
+    *c = (rl_ncache){v0, v1, (uint32_t)n, *out};
     return 0;
 }
 
 static int intern_req(rl_shard *sh, const char *s, size_t n, uint32_t *id)
 {
-    if (sh->lastreq && sh->lastreqn == n && memcmp(sh->lastreq, s, n) == 0) {
+    uint64_t v0 = load8s(sh, s, n), v1 = n > 8 ? load8(s + n - 8, 8) : 0;
+    if (sh->lastreqn == n && sh->lastreq0 == v0 && sh->lastreq1 == v1 &&
+        (n <= 16 || memcmp(sh->lastreq, s, n) == 0)) {
         *id = sh->lastreqid;
         return 0;
     }
@@ -682,34 +761,44 @@ static int intern_req(rl_shard *sh, const char *s, size_t n, uint32_t *id)
     *id = x;
     sh->lastreq = lp_strtab_get(&sh->reqs, x);
     sh->lastreqn = n;
+    sh->lastreq0 = v0;
+    sh->lastreq1 = v1;
     sh->lastreqid = x;
     return 0;
 }
 
 static int intern_point(rl_shard *sh, uint32_t task, uint32_t ev, uint32_t *out)
 {
+    uint64_t key = (uint64_t)task << 32 | ev;
+    uint32_t ci = (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - RL_PCACHE_BITS));
+    if (sh->pc_pt[ci] && sh->pc_key[ci] == key) {
+        *out = sh->pc_pt[ci] - 1;
+        return 0;
+    }
     int added;
-    uint64_t p = lp_hmap_get_or_put(&sh->ptmap, (uint64_t)task << 32 | ev, sh->npts, &added);
+    uint64_t p = lp_hmap_get_or_put(&sh->ptmap, key, sh->npts, &added);
     if (p == LP_HMAP_EMPTY)
         return -1;
     *out = (uint32_t)p;
-    if (!added)
-        return 0;
-    if (sh->npts == sh->cappts) {
-        size_t cap = sh->cappts;
-        void *a = sh->pt_task, *b = sh->pt_event;
-        size_t cap2 = cap;
-        if (lp_grow(&a, &cap, sh->npts + 1, sizeof(uint32_t)))
-            return -1;
-        sh->pt_task = a;
-        if (lp_grow(&b, &cap2, sh->npts + 1, sizeof(uint32_t)))
-            return -1;
-        sh->pt_event = b;
-        sh->cappts = (uint32_t)(cap < cap2 ? cap : cap2);
+    if (added) {
+        if (sh->npts == sh->cappts) {
+            size_t cap = sh->cappts;
+            void *a = sh->pt_task, *b = sh->pt_event;
+            size_t cap2 = cap;
+            if (lp_grow(&a, &cap, sh->npts + 1, sizeof(uint32_t)))
+                return -1;
+            sh->pt_task = a;
+            if (lp_grow(&b, &cap2, sh->npts + 1, sizeof(uint32_t)))
+                return -1;
+            sh->pt_event = b;
+            sh->cappts = (uint32_t)(cap < cap2 ? cap : cap2);
+        }
+        sh->pt_task[sh->npts] = task;
+        sh->pt_event[sh->npts] = ev;
+        sh->npts++;
     }
-    sh->pt_task[sh->npts] = task;
-    sh->pt_event[sh->npts] = ev;
-    sh->npts++;
+    sh->pc_key[ci] = key;
+    sh->pc_pt[ci] = *out + 1;
     return 0;
 }
 
@@ -854,35 +943,41 @@ static int emit(rl_shard *sh, const rec *r, uint64_t line)
     return 0;
 }
 
+static int csv_record(rl_shard *sh, const char *const *f, const size_t *fl, int nf, uint64_t line);
+
 /* One CSV/TSV line. */
 static int csv_line(rl_shard *sh, const char *s, size_t n, uint64_t line, const char **f, size_t *fl, char *scratch,
                     size_t cap)
 {
     const rl_layout *L = sh->lay;
-    int nf = rl_csv_split(s, n, L->delim, f, fl, L->ncols, scratch, cap);
-    rec r;
-    memset(&r, 0, sizeof r);
-    r.scale = L->scale;
+    int nf = rl_csv_split_plain(s, n, L->delim, f, fl, L->ncols);
+    if (nf == -2)
+        nf = rl_csv_split(s, n, L->delim, f, fl, L->ncols, scratch, cap);
     if (nf < 0) {
         sdiag(sh, line, LP_SEV_ERROR, LP_RULE_SYNTAX, "bad quoting");
         sh->nbadlines++;
         /* the request may still be readable: the first fields usually precede the quote */
         return push_skip(sh, line);
     }
+    return csv_record(sh, f, fl, nf, line);
+}
+
+/* A split CSV/TSV line (nf fields) to a record. */
+static int csv_record(rl_shard *sh, const char *const *f, const size_t *fl, int nf, uint64_t line)
+{
+    const rl_layout *L = sh->lay;
+    rec r; /* every field emit reads is set below (no memset of the whole record: hot) */
+    r.scale = L->scale;
     for (int k = 0; k < LP_RL_NROLES; k++) {
-        int c = L->col[k];
-        if (c >= 0 && c < nf) {
-            r.v[k] = f[c];
-            r.n[k] = fl[c];
-            r.got[k] = 1;
-        }
+        int c = L->col[k], in = c >= 0 && c < nf;
+        r.v[k] = in ? f[c] : NULL;
+        r.n[k] = in ? fl[c] : 0;
+        r.got[k] = in;
     }
     for (unsigned a = 0; a < sh->opts->nattr; a++) {
         int c = L->acol[a];
-        if (c >= 0 && c < nf) {
-            r.av[a] = f[c];
-            r.an[a] = fl[c];
-        }
+        r.av[a] = c >= 0 && c < nf ? f[c] : NULL;
+        r.an[a] = c >= 0 && c < nf ? fl[c] : 0;
     }
     return emit(sh, &r, line);
 }
@@ -1175,6 +1270,108 @@ static void rd_close(reader *r)
         lp_free(r->buf);
 }
 
+/* The hot loop of a mapped CSV/TSV shard: each line's end and its fields are found in
+ * one scan (delimiters and newlines, 16 bytes at a time), and a plain line (no field
+ * that begins with a quote or a space or ends with a space) becomes a record without
+ * going through rd_line and the splitters. Any other line is left to the general loop
+ * with r->pos at its start: a blank or comment line, the header, a field to unquote or
+ * trim, a line running past the mapped window. Returns 1 at the end of the shard, 0 at
+ * a line for the general loop, -1 when out of memory. Same lines, records, line numbers
+ * and progress as the general loop. */
+#define FAST_FIELD(end)                                                                                            \
+    do {                                                                                                           \
+        size_t e_ = (end);                                                                                         \
+        if (e_ > a && (s[a] == '"' || s[a] == ' ' || s[e_ - 1] == ' '))                                            \
+            goto general;                                                                                          \
+        if (k < maxf) {                                                                                            \
+            f[k] = s + a;                                                                                          \
+            fl[k] = e_ - a;                                                                                        \
+        }                                                                                                          \
+        k++;                                                                                                       \
+        a = e_ + 1;                                                                                                \
+    } while (0)
+
+static int csv_fast(rl_shard *sh, reader *r, const char **f, size_t *fl, uint64_t *lastprog)
+{
+    const rl_layout *L = sh->lay;
+    const char delim = L->delim;
+    const int maxf = L->ncols;
+    const char *const buf = r->buf;
+    const size_t len = r->len;
+    size_t pos = r->pos;
+#if defined(__SSE2__)
+    const __m128i D = _mm_set1_epi8(delim), NL = _mm_set1_epi8('\n');
+#endif
+    while (pos < len) {
+        uint64_t at = r->off + pos;
+        if (at >= sh->end)
+            break;
+        const char *s = buf + pos;
+        const size_t avail = len - pos;
+        if (*s == ' ' || *s == '\t' || *s == '#' || *s == '\n' || *s == '\r' || (L->header && at == L->header_off))
+            goto general;
+        int k = 0;
+        size_t a = 0, i = 0, e = avail;
+        int nl = 0;
+#if defined(__SSE2__)
+        for (; i + 16 <= avail; i += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            unsigned md = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, D));
+            unsigned mn = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, NL));
+            if (mn) {
+                unsigned lim = (unsigned)__builtin_ctz(mn);
+                for (md &= (1u << lim) - 1; md; md &= md - 1)
+                    FAST_FIELD(i + (size_t)__builtin_ctz(md));
+                e = i + lim;
+                nl = 1;
+                break;
+            }
+            for (; md; md &= md - 1)
+                FAST_FIELD(i + (size_t)__builtin_ctz(md));
+        }
+#endif
+        if (!nl) {
+            for (; i < avail; i++) {
+                if (s[i] == '\n') {
+                    e = i;
+                    nl = 1;
+                    break;
+                }
+                if (s[i] == delim)
+                    FAST_FIELD(i);
+            }
+            if (!nl && r->cut)
+                goto general; /* runs past the mapped window: too long */
+        }
+        size_t n = e;
+        if (n && s[n - 1] == '\r')
+            n--;
+        if (n < a) /* the CR was a field's only byte after a delimiter at the end */
+            goto general;
+        FAST_FIELD(n);
+        pos += nl ? e + 1 : e;
+        uint64_t line = ++sh->nlines;
+        if (sh->progress) {
+            uint64_t done = r->off + pos - sh->begin;
+            if (done - *lastprog >= ((uint64_t)1 << 20)) {
+                atomic_fetch_add(sh->progress, done - *lastprog);
+                *lastprog = done;
+            }
+        }
+        if (csv_record(sh, f, fl, k, line)) {
+            r->pos = pos;
+            return -1;
+        }
+        continue;
+    general:
+        r->pos = pos;
+        return 0;
+    }
+    r->pos = pos;
+    return 1;
+}
+#undef FAST_FIELD
+
 /* The layout of a stream, decided from its first content line (line) at s. Returns 0:
  * parse the line as a record; 1: it was the header; 2: the file cannot be read (its
  * first line reported, the shard stops); -1: out of memory. */
@@ -1231,7 +1428,23 @@ void rl_shard_run(rl_shard *sh)
         goto out;
     int have_layout = !sh->whole;
     uint64_t lastprog = 0;
+    int fast = r.map && !sh->whole && sh->lay->fmt != LP_RL_JSONL && sh->lay->delim != '\n' && sh->lay->delim != '\r';
+    if (r.map)
+        sh->rdend = r.buf + r.len;
+    if (fast) {
+        f = lp_malloc((size_t)(sh->lay->ncols ? sh->lay->ncols : 1) * sizeof *f);
+        fl = lp_malloc((size_t)(sh->lay->ncols ? sh->lay->ncols : 1) * sizeof *fl);
+        if (!f || !fl)
+            goto nomem;
+    }
     for (;;) {
+        if (fast) {
+            int fr = csv_fast(sh, &r, f, fl, &lastprog);
+            if (fr < 0)
+                goto nomem;
+            if (fr > 0)
+                break;
+        }
         const char *s;
         size_t n;
         uint64_t at;
