@@ -49,6 +49,11 @@ typedef struct lp_breakdown {
 
 lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
                                lp_error *err);
+/* The groupings g with want[g] (indexed by lp_group) in one pass over the trace, into
+ * out[g] (the others are left empty); the same rows as lp_breakdown_compute for each.
+ * On failure every out[g] is empty. */
+lp_status lp_breakdown_compute_set(const lp_trace *t, const lp_cpath *cp, const int want[3], lp_breakdown out[3],
+                                   lp_error *err);
 void lp_breakdown_release(lp_breakdown *b);
 /* The label of a row's key ("processing", "w3", "map", "communication", "-"). */
 const char *lp_breakdown_label(const lp_trace *t, const lp_breakdown *b, const lp_brow *r);
