@@ -355,21 +355,12 @@ static void json_output(const cp_out *c)
     lp_jsonw_end(&j);
 }
 
-/* The critical path of t (straight from the trace's columns, without the PAG:
- * lp_cpath_trace) and its three breakdowns (one pass); on failure nothing is left.
- * Progress by stage (issue 12 item 11: the path, then the breakdowns). */
+/* The critical path of t (straight from the trace's columns, without the PAG) and its
+ * three breakdowns (lp_cpath_analyse); on failure nothing is left. */
 static lp_status compute(const lp_trace *t, lp_cpath *cp, lp_breakdown bd[3], lp_error *err)
 {
-    static const int all[3] = {1, 1, 1};
-    memset(bd, 0, 3 * sizeof *bd);
-    cli_progress_items("analysing", 0, 2);
-    lp_status st = lp_cpath_trace(t, cp, err);
-    if (st)
-        return st;
-    cli_progress_items("analysing", 1, 2);
-    if ((st = lp_breakdown_compute_set(t, cp, all, bd, err)))
-        lp_cpath_release(cp);
-    return st;
+    cli_progress_items("analysing", 0, 1);
+    return lp_cpath_analyse(t, cp, bd, err);
 }
 
 /* The path's rows: all of them, or the first and last path_limit / 2. */

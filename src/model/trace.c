@@ -162,13 +162,24 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
     ep->msg = lp_malloc((n ? n : 1) * sizeof *ep->msg);
     ep->time = notime ? NULL : lp_malloc((n ? n : 1) * sizeof *ep->time);
     uint64_t *next = lp_malloc(((size_t)nw + 1) * sizeof *next);
-    if (!ep->off || !ep->msg || (!notime && !ep->time) || !next) {
+    int64_t *lastt = lp_malloc(((size_t)nw + 1) * sizeof *lastt);
+    uint8_t *unsorted = lp_calloc((size_t)nw + 1, 1);
+    if (!ep->off || !ep->msg || (!notime && !ep->time) || !next || !lastt || !unsorted) {
         lp_free(next);
+        lp_free(lastt);
+        lp_free(unsorted);
         lp_endpoints_release(ep);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    for (uint64_t m = 0; m < n; m++)
-        ep->off[wk[m] + 1]++;
+    /* one sequential pass: the counts, and whether each worker's messages come in time
+     * order (the scatter below keeps message order, so then its list is sorted) */
+    for (uint64_t m = 0; m < n; m++) {
+        uint32_t w = wk[m];
+        unsorted[w] |= ep->off[w + 1] && tm[m] < lastt[w];
+        lastt[w] = tm[m];
+        ep->off[w + 1]++;
+    }
+    lp_free(lastt);
     for (uint32_t w = 0; w < nw; w++)
         ep->off[w + 1] += ep->off[w];
     memcpy(next, ep->off, ((size_t)nw + 1) * sizeof *next);
@@ -181,13 +192,11 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
     lp_free(next);
     for (uint32_t w = 0; w < nw; w++) {
         uint64_t lo = ep->off[w], hi = ep->off[w + 1];
-        int sorted = 1;
-        for (uint64_t i = lo + 1; i < hi && sorted; i++)
-            sorted = notime ? tm[ep->msg[i - 1]] <= tm[ep->msg[i]] : ep->time[i - 1] <= ep->time[i];
-        if (sorted)
+        if (!unsorted[w])
             continue;
         tkey *k = lp_malloc((hi - lo) * sizeof *k);
         if (!k) {
+            lp_free(unsorted);
             lp_endpoints_release(ep);
             return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         }
@@ -201,6 +210,7 @@ lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_
         }
         lp_free(k);
     }
+    lp_free(unsorted);
     return LP_OK;
 }
 

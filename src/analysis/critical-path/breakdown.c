@@ -193,59 +193,88 @@ static lp_status finish(lp_brow *acc, size_t nkeys, lp_breakdown *out, lp_error 
     return LP_OK;
 }
 
+void lp_bprofile_release(lp_bprofile *p)
+{
+    for (int g = 0; g < 3; g++)
+        lp_free(p->acc[g]);
+    memset(p, 0, sizeof *p);
+}
+
 /* Keys are slots: direct for types/workers (+1 slot for none, +1 for comm). For
  * operators, string ids can be large, so a slot table of size strs.n is used (ids are
- * < strs.n); 4 bytes per string, only for this pass. The groupings asked for (want[g])
- * share one pass over the activities, one over the messages and one over the path. */
-lp_status lp_breakdown_compute_set(const lp_trace *t, const lp_cpath *cp, const int want[3], lp_breakdown out[3],
-                                   lp_error *err)
+ * < strs.n); 40 bytes per string, only for this pass. The groupings asked for (want[g])
+ * share one pass over the activities and one over the messages. */
+lp_status lp_bprofile_compute(const lp_trace *t, const int want[3], lp_bprofile *p, lp_error *err)
 {
-    lp_brow *acc[3] = {NULL, NULL, NULL};
-    size_t nk[3] = {0, 0, 0};
+    memset(p, 0, sizeof *p);
+    for (int g = 0; g < 3; g++) {
+        if (!want[g])
+            continue;
+        p->nk[g] = group_keys(t, (lp_group)g);
+        if (!(p->acc[g] = lp_calloc(p->nk[g] + 2, sizeof *p->acc[g]))) {
+            lp_bprofile_release(p);
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        }
+    }
+    profile_acts(t, p->acc, &p->waiting_ns, &p->gap_ns);
+    int64_t comm_ns;
+    uint64_t comm_n;
+    lp_status st = comm_union(t, &comm_ns, &comm_n, err);
+    if (st) {
+        lp_bprofile_release(p);
+        return st;
+    }
+    for (int g = 0; g < 3; g++)
+        if (p->acc[g]) {
+            p->acc[g][p->nk[g] + 1].prof_ns = comm_ns;
+            p->acc[g][p->nk[g] + 1].prof_n = comm_n;
+        }
+    return LP_OK;
+}
+
+lp_status lp_breakdown_finish(const lp_trace *t, const lp_cpath *cp, lp_bprofile *p, lp_breakdown out[3],
+                              lp_error *err)
+{
     lp_status st = LP_OK;
     for (int g = 0; g < 3; g++) {
         memset(&out[g], 0, sizeof out[g]);
         out[g].by = (lp_group)g;
     }
-    for (int g = 0; g < 3; g++) {
-        if (!want[g])
+    for (int g = 0; g < 3 && !st; g++) {
+        lp_brow *acc = p->acc[g];
+        if (!acc)
             continue;
-        nk[g] = group_keys(t, (lp_group)g);
-        if (!(acc[g] = lp_calloc(nk[g] + 2, sizeof *acc[g]))) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    }
-    int64_t waiting = 0, gaps = 0, comm_ns;
-    uint64_t comm_n;
-    profile_acts(t, acc, &waiting, &gaps);
-    if ((st = comm_union(t, &comm_ns, &comm_n, err)))
-        goto done;
-    for (int g = 0; g < 3; g++) {
-        if (!acc[g])
-            continue;
-        out[g].waiting_ns = waiting;
-        out[g].gap_ns = gaps;
-        acc[g][nk[g] + 1].prof_ns = comm_ns;
-        acc[g][nk[g] + 1].prof_n = comm_n;
+        out[g].waiting_ns = p->waiting_ns;
+        out[g].gap_ns = p->gap_ns;
         for (size_t k = 0; cp && k < cp->n; k++) {
             const lp_cp_elem *e = &cp->e[k];
-            size_t s = e->kind == LP_CP_MESSAGE ? nk[g] + 1 : act_slot(t, (lp_group)g, e->worker, e->index, nk[g]);
-            acc[g][s].path_ns += e->end - e->start;
-            acc[g][s].path_n++;
+            size_t s = e->kind == LP_CP_MESSAGE ? p->nk[g] + 1 : act_slot(t, (lp_group)g, e->worker, e->index, p->nk[g]);
+            acc[s].path_ns += e->end - e->start;
+            acc[s].path_n++;
         }
-        if ((st = finish(acc[g], nk[g], &out[g], err)))
-            goto done;
+        st = finish(acc, p->nk[g], &out[g], err);
     }
-done:
-    for (int g = 0; g < 3; g++) {
-        lp_free(acc[g]);
-        if (st) {
-            lp_breakdown_release(&out[g]);
-            out[g].by = (lp_group)g;
-        }
+    lp_bprofile_release(p);
+    for (int g = 0; g < 3 && st; g++) {
+        lp_breakdown_release(&out[g]);
+        out[g].by = (lp_group)g;
     }
     return st;
+}
+
+lp_status lp_breakdown_compute_set(const lp_trace *t, const lp_cpath *cp, const int want[3], lp_breakdown out[3],
+                                   lp_error *err)
+{
+    lp_bprofile p;
+    lp_status st = lp_bprofile_compute(t, want, &p, err);
+    if (st) {
+        for (int g = 0; g < 3; g++) {
+            memset(&out[g], 0, sizeof out[g]);
+            out[g].by = (lp_group)g;
+        }
+        return st;
+    }
+    return lp_breakdown_finish(t, cp, &p, out, err);
 }
 
 lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,

@@ -28,9 +28,13 @@
  *    written once, in time order, into an array of their exact size.
  * Memory: 16 bytes per message in pass 1 (send and receive lists, sorg), 12 in pass 2,
  * 32 per path element after; 40 per worker; nothing per activity or instant.
+ * Big traces use two threads (base/pool.h): the send and receive lists are built at
+ * once, and lp_cpath_analyse (what `cp` runs) computes the breakdowns' profile, which
+ * does not depend on the path, beside the walk; the results are the same.
  */
-#include "longpole/analysis/critical-path/cpath.h"
+#include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/base/alloc.h"
+#include "base/pool.h"
 
 #include <string.h>
 
@@ -137,6 +141,16 @@ static int advance(cpw *f, uint32_t w, int64_t tgt, size_t *sp)
             o = picked ? bt : tv;
             c.ri = r1;
             nrt = c.ri < re ? mrecv[rmsg[c.ri]] : INT64_MAX;
+#if defined(__GNUC__)
+            if (c.ri + 16 < re) { /* the messages' columns are read in message order, scattered */
+                uint32_t m = rmsg[c.ri + 16];
+                __builtin_prefetch(&mrecv[m]);
+                __builtin_prefetch(&msend[m]);
+                __builtin_prefetch(&sorg[m]);
+                __builtin_prefetch(&t->mflags[m]);
+                __builtin_prefetch(&t->msrc[m]);
+            }
+#endif
         }
         while (c.b < nb && nbt == tv) {
             c.b++;
@@ -154,6 +168,12 @@ static int advance(cpw *f, uint32_t w, int64_t tgt, size_t *sp)
         while (c.si < se && nst == tv) {
             sorg[smsg[c.si++]] = o;
             nst = c.si < se ? msend[smsg[c.si]] : INT64_MAX;
+#if defined(__GNUC__)
+            if (c.si + 16 < se) {
+                __builtin_prefetch(&msend[smsg[c.si + 16]]);
+                __builtin_prefetch(&sorg[smsg[c.si + 16]], 1);
+            }
+#endif
         }
         c.last = tv;
         c.org = o;
@@ -353,61 +373,130 @@ static void cpw_release(cpw *f)
     memset(f, 0, sizeof *f);
 }
 
-lp_status lp_cpath_trace(const lp_trace *t, lp_cpath *out, lp_error *err)
+uint64_t lp_cpath_parallel_min = 200000;
+
+/* Task 0: the send lists, task 1: the receive lists (message indices only). */
+static lp_status lists_task(void *ctx, size_t which, size_t n, lp_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->nskew = t->nskew;
-    cpw f;
-    memset(&f, 0, sizeof f);
-    f.t = t;
-    lp_status st;
+    cpw *f = ctx;
+    return lp_endpoints_build(f->t, (int)which | LP_EP_NOTIME, which ? &f->rcv : &f->snd, err);
+}
+
+/* The path, once the lists are built; f is released (out is left empty on failure). */
+static lp_status path(cpw *f, lp_cpath *out, lp_error *err)
+{
+    const lp_trace *t = f->t;
+    lp_status st = LP_OK;
     size_t nw = t->nworkers ? t->nworkers : 1, nm = t->nmsgs ? t->nmsgs : 1;
-    if (t->nmsgs >= UINT32_MAX)
-        return lp_error_set(err, LP_ERR_LIMIT, "the trace has %llu messages; at most %u are supported",
-                            (unsigned long long)t->nmsgs, UINT32_MAX - 1);
-    if ((st = lp_endpoints_build(t, LP_EP_SEND | LP_EP_NOTIME, &f.snd, err)) ||
-        (st = lp_endpoints_build(t, LP_EP_RECV | LP_EP_NOTIME, &f.rcv, err)))
-        goto done;
-    f.sorg = lp_malloc(nm * sizeof *f.sorg); /* each written at its send instant before it is read */
-    f.wc = lp_calloc(nw, sizeof *f.wc);
-    f.stk = lp_malloc(nw * sizeof *f.stk);
-    f.target = lp_malloc(nw * sizeof *f.target);
-    if (!f.sorg || !f.wc || !f.stk || !f.target) {
+    f->sorg = lp_malloc(nm * sizeof *f->sorg); /* each written at its send instant before it is read */
+    f->wc = lp_calloc(nw, sizeof *f->wc);
+    f->stk = lp_malloc(nw * sizeof *f->stk);
+    f->target = lp_malloc(nw * sizeof *f->target);
+    if (!f->sorg || !f->wc || !f->stk || !f->target) {
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (uint32_t w = 0; w < t->nworkers; w++) {
-        f.wc[w].si = f.snd.off[w];
-        f.wc[w].ri = f.rcv.off[w];
+        f->wc[w].si = f->snd.off[w];
+        f->wc[w].ri = f->rcv.off[w];
     }
     int any = 0;
     for (uint32_t w = 0; w < t->nworkers; w++) {
-        if ((st = run(&f, w, err)))
+        if ((st = run(f, w, err)))
             goto done;
-        any |= f.wc[w].started;
+        any |= f->wc[w].started;
     }
     if (!any) /* no instant at all: the empty path */
         goto done;
-    lp_endpoints_release(&f.snd); /* pass 2 reads only the receives */
+    lp_endpoints_release(&f->snd); /* pass 2 reads only the receives */
     stretch *sv = NULL;
     size_t ns = 0;
-    if ((st = walk_back(&f, &sv, &ns, err))) {
+    if ((st = walk_back(f, &sv, &ns, err))) {
         lp_free(sv);
         goto done;
     }
-    out->ncycles = f.ncycles;
+    out->ncycles = f->ncycles;
     out->end = sv[0].to;
     out->start = sv[ns - 1].from;
     out->total = out->end - out->start;
-    cpw_release(&f); /* before the elements are written: only the stretches are left */
+    cpw_release(f); /* before the elements are written: only the stretches are left */
     st = emit(t, sv, ns, out, err);
     lp_free(sv);
 done:
-    cpw_release(&f);
+    cpw_release(f);
     if (st) {
         lp_free(out->e);
-        out->e = NULL;
-        out->n = 0;
+        memset(out, 0, sizeof *out);
     }
+    return st;
+}
+
+/* Set up f and out, and the pool for a big trace (NULL: everything on this thread). */
+static lp_status begin(const lp_trace *t, cpw *f, lp_cpath *out, lp_pool **pool, lp_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->nskew = t->nskew;
+    memset(f, 0, sizeof *f);
+    f->t = t;
+    *pool = NULL;
+    if (t->nmsgs >= UINT32_MAX)
+        return lp_error_set(err, LP_ERR_LIMIT, "the trace has %llu messages; at most %u are supported",
+                            (unsigned long long)t->nmsgs, UINT32_MAX - 1);
+    if (t->nacts + t->nmsgs >= lp_cpath_parallel_min)
+        lp_pool_new(pool, 1, NULL); /* without it (or its thread), both halves run here */
+    lp_status st = lp_pool_run(*pool, 2, lists_task, f, err);
+    if (st) {
+        cpw_release(f);
+        lp_pool_free(*pool);
+        *pool = NULL;
+    }
+    return st;
+}
+
+lp_status lp_cpath_trace(const lp_trace *t, lp_cpath *out, lp_error *err)
+{
+    cpw f;
+    lp_pool *pool;
+    lp_status st = begin(t, &f, out, &pool, err);
+    lp_pool_free(pool);
+    return st ? st : path(&f, out, err);
+}
+
+/* lp_cpath_analyse's second step: task 0 the path, task 1 the profile. */
+typedef struct analyse_job {
+    const lp_trace *t;
+    cpw *f;
+    lp_cpath *out;
+    lp_bprofile prof;
+} analyse_job;
+
+static lp_status analyse_task(void *ctx, size_t i, size_t n, lp_error *err)
+{
+    analyse_job *j = ctx;
+    static const int all[3] = {1, 1, 1};
+    return i == 0 ? path(j->f, j->out, err) : lp_bprofile_compute(j->t, all, &j->prof, err);
+}
+
+lp_status lp_cpath_analyse(const lp_trace *t, lp_cpath *cp, lp_breakdown bd[3], lp_error *err)
+{
+    cpw f;
+    lp_pool *pool;
+    for (int g = 0; g < 3; g++) {
+        memset(&bd[g], 0, sizeof bd[g]);
+        bd[g].by = (lp_group)g;
+    }
+    lp_status st = begin(t, &f, cp, &pool, err);
+    if (st)
+        return st;
+    analyse_job j = {t, &f, cp, {{NULL, NULL, NULL}, {0, 0, 0}, 0, 0}};
+    st = lp_pool_run(pool, 2, analyse_task, &j, err);
+    lp_pool_free(pool);
+    cpw_release(&f); /* (when the path's task did not run) */
+    if (!st)
+        st = lp_breakdown_finish(t, cp, &j.prof, bd, err);
+    else
+        lp_bprofile_release(&j.prof);
+    if (st)
+        lp_cpath_release(cp);
     return st;
 }

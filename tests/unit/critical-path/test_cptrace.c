@@ -61,6 +61,35 @@ static int same_breakdowns(const lp_trace *t, const lp_cpath *a, const lp_cpath 
     return ok;
 }
 
+/* What `cp` runs (lp_cpath_analyse: path and breakdowns, on two threads when
+ * lp_cpath_parallel_min allows) gives the PAG path and its breakdowns. */
+static int same_analysis(const lp_trace *t, const lp_cpath *a)
+{
+    lp_cpath c;
+    lp_breakdown bd[3];
+    lp_error err;
+    if (lp_cpath_analyse(t, &c, bd, &err))
+        return 0;
+    int ok = same_elems(a, &c);
+    for (int g = 0; g < 3; g++) {
+        lp_breakdown x;
+        if (lp_breakdown_compute(t, a, (lp_group)g, &x, &err)) {
+            ok = 0;
+            continue;
+        }
+        ok &= x.n == bd[g].n && x.path_total == bd[g].path_total && x.prof_total == bd[g].prof_total &&
+              x.waiting_ns == bd[g].waiting_ns && x.gap_ns == bd[g].gap_ns && bd[g].by == (lp_group)g;
+        for (size_t i = 0; ok && i < x.n; i++)
+            ok = x.rows[i].key == bd[g].rows[i].key && x.rows[i].path_ns == bd[g].rows[i].path_ns &&
+                 x.rows[i].path_n == bd[g].rows[i].path_n && x.rows[i].prof_ns == bd[g].rows[i].prof_ns &&
+                 x.rows[i].prof_n == bd[g].rows[i].prof_n;
+        lp_breakdown_release(&x);
+        lp_breakdown_release(&bd[g]);
+    }
+    lp_cpath_release(&c);
+    return ok;
+}
+
 /* One trace: both forms agree (and the lean one succeeds whenever the PAG one does). */
 static int agree(const lp_trace *t, uint64_t *cycles)
 {
@@ -73,7 +102,7 @@ static int agree(const lp_trace *t, uint64_t *cycles)
         lp_cpath_release(&a);
         return 0;
     }
-    int ok = same_elems(&a, &b) && same_breakdowns(t, &a, &b);
+    int ok = same_elems(&a, &b) && same_breakdowns(t, &a, &b) && same_analysis(t, &a);
     if (!ok && getenv("CPT_DEBUG")) {
         const lp_cpath *p[2] = {&a, &b};
         for (int q = 0; q < 2; q++) {
@@ -219,7 +248,13 @@ static void test_alloc_failures(void)
 int main(void)
 {
     test_random();
+    uint64_t keep = lp_cpath_parallel_min;
+    lp_cpath_parallel_min = 0; /* everything again on two threads */
+    test_random();
     test_dataflow();
+    lp_cpath_parallel_min = UINT64_MAX;
+    test_dataflow();
+    lp_cpath_parallel_min = keep;
     test_alloc_failures();
     return t_done("test_cptrace");
 }
