@@ -19,6 +19,20 @@ export LONGPOLE_NO_PROGRESS=1
 secs() { python3 -c "import sys; print(f'{float(sys.argv[1]):.3f}')" "$1"; }
 now() { date +%s.%N; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+# runcpu OUT CMD...: run CMD with stdout to OUT; print its CPU seconds (user + system, from
+# getrusage, microsecond resolution), wall seconds and peak RSS in KiB (the system's
+# python: a version manager's shim would add its own children's time)
+runcpu() {
+  /usr/bin/python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t0 = time.perf_counter()
+with open(sys.argv[1], "w") as out:
+    subprocess.run(sys.argv[2:], stdout=out, check=True)
+wall = time.perf_counter() - t0
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.3f} {wall:.3f} {r.ru_maxrss}")
+PY
+}
 rows_gen=""; rows_load=""; rows_e2e=""
 for n in $sizes; do
   for ext in lpt lptb; do
@@ -88,9 +102,7 @@ PY
     bestcpu=""; bestrow=""
     for r in 1 2 3; do
       la=$(loadavg)
-      /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.txt" "$LP" cp "$f" > "$WORK/cp-$n.$ext.out"
-      read -r el us sy kb < "$WORK/time.txt"
-      c=$(python3 -c "print(f'{$us+$sy:.2f}')")
+      read -r c el kb <<<"$(runcpu "$WORK/cp-$n.$ext.out" "$LP" cp "$f")"
       if [ -z "$bestcpu" ] || python3 -c "import sys; sys.exit(0 if $c < $bestcpu else 1)"; then
         bestcpu=$c; bestrow="$el $c $kb $la"
       fi
@@ -107,9 +119,7 @@ eval "lp_cpu=\$cpu_lpt_$small"
 rows_nx=""
 for s in cp_networkx cp_networkx_dp; do
   la=$(loadavg)
-  /usr/bin/time -f "%e %U %S %M" -o "$WORK/time-nx.txt" /usr/bin/python3 "$here/$s.py" "$WORK/df-$small.lpt" > "$WORK/$s.json"
-  read -r el us sy kb < "$WORK/time-nx.txt"
-  c=$(python3 -c "print(f'{$us+$sy:.2f}')")
+  read -r c el kb <<<"$(runcpu "$WORK/$s.json" /usr/bin/python3 "$here/$s.py" "$WORK/df-$small.lpt")"
   tot=$(python3 -c "import json; print(json.load(open('$WORK/$s.json'))['total_ns'])")
   same=$([ "$tot" = "$lp_total" ] && echo "equal" || echo "DIFFERENT")
   rows_nx+="| \`$s.py\` | $c | $el | $(python3 -c "print(f'{$kb/1024:.0f}')") | $tot ($same) | **$(python3 -c "print(f'{$c/max($lp_cpu,0.001):.0f}')")x** | $la |"$'\n'
