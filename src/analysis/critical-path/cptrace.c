@@ -58,11 +58,6 @@ typedef struct cpw {
     uint64_t ncycles;
 } cpw;
 
-static inline int64_t boundary(const lp_trace *t, uint64_t a0, uint64_t k)
-{
-    return (k & 1) ? t->aend[a0 + k / 2] : t->astart[a0 + k / 2];
-}
-
 /* Is message m a link of the graph (not skewed, not ignored)? */
 static inline int is_link(const cpw *f, uint32_t m)
 {
