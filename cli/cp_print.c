@@ -355,31 +355,12 @@ static void json_output(const cp_out *c)
     lp_jsonw_end(&j);
 }
 
-/* The critical path of t and its three breakdowns; on failure nothing is left. */
-/* The graph, the path and the three breakdowns; progress by stage (issue 12 item 11:
- * graph 0/5, path 1/5 - the two long ones on large traces - then each breakdown). */
+/* The critical path of t (straight from the trace's columns, without the PAG) and its
+ * three breakdowns (lp_cpath_analyse); on failure nothing is left. */
 static lp_status compute(const lp_trace *t, lp_cpath *cp, lp_breakdown bd[3], lp_error *err)
 {
-    lp_pag g;
-    memset(bd, 0, 3 * sizeof *bd);
-    cli_progress_items("analysing", 0, 5);
-    if (lp_pag_build(t, &g, err))
-        return err->status;
-    cli_progress_items("analysing", 1, 5);
-    lp_status st = lp_cpath_compute(&g, cp, err);
-    lp_pag_release(&g);
-    if (st)
-        return st;
-    for (int k = 0; k < 3; k++) {
-        cli_progress_items("analysing", 2 + (uint64_t)k, 5);
-        if ((st = lp_breakdown_compute(t, cp, (lp_group)k, &bd[k], err))) {
-            for (int q = 0; q < k; q++)
-                lp_breakdown_release(&bd[q]);
-            lp_cpath_release(cp);
-            return st;
-        }
-    }
-    return LP_OK;
+    cli_progress_items("analysing", 0, 1);
+    return lp_cpath_analyse(t, cp, bd, err);
 }
 
 /* The path's rows: all of them, or the first and last path_limit / 2. */

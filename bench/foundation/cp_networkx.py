@@ -18,11 +18,9 @@ from collections import defaultdict
 import networkx as nx
 
 
-def main(path):
-    t0 = time.perf_counter()
+def parse(path):
+    """The trace's activities by worker, and its messages (S/R halves matched)."""
     acts = defaultdict(list)      # worker -> [(start, end, type)]
-    sends = defaultdict(list)     # worker -> [time]
-    recvs = defaultdict(list)
     msgs = []                     # (src, send, dst, recv)
     halves_s = {}
     halves_r = []
@@ -49,11 +47,16 @@ def main(path):
         s = halves_s.get((src, dst, mid))
         if s is not None:
             msgs.append((src, s, dst, r))
+    return acts, msgs, records
+
+
+def build(acts, msgs):
+    """The program activity graph as a networkx DiGraph, and the trace's last vertex."""
+    sends = defaultdict(list)
+    recvs = defaultdict(list)
     for (src, s, dst, r) in msgs:
         sends[src].append(s)
         recvs[dst].append(r)
-    t1 = time.perf_counter()
-
     G = nx.DiGraph()
     workers = set(acts) | set(sends) | set(recvs)
     last = None
@@ -88,6 +91,14 @@ def main(path):
     for (src, s, dst, r) in msgs:
         if r >= s:
             G.add_edge((src, s), (dst, r), weight=r - s)
+    return G, last
+
+
+def main(path):
+    t0 = time.perf_counter()
+    acts, msgs, records = parse(path)
+    t1 = time.perf_counter()
+    G, last = build(acts, msgs)
     t2 = time.perf_counter()
     length = 0
     nedges = 0

@@ -152,51 +152,65 @@ void lp_endpoints_release(lp_endpoints *ep)
 
 lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_error *err)
 {
+    int notime = (which & LP_EP_NOTIME) != 0;
+    which &= LP_EP_RECV;
     const uint32_t *wk = which ? t->mdst : t->msrc;
     const int64_t *tm = which ? t->mrecv : t->msend;
     uint32_t nw = t->nworkers;
     uint64_t n = t->nmsgs;
     ep->off = lp_calloc((size_t)nw + 1, sizeof *ep->off);
     ep->msg = lp_malloc((n ? n : 1) * sizeof *ep->msg);
-    ep->time = lp_malloc((n ? n : 1) * sizeof *ep->time);
+    ep->time = notime ? NULL : lp_malloc((n ? n : 1) * sizeof *ep->time);
     uint64_t *next = lp_malloc(((size_t)nw + 1) * sizeof *next);
-    if (!ep->off || !ep->msg || !ep->time || !next) {
+    int64_t *lastt = lp_malloc(((size_t)nw + 1) * sizeof *lastt);
+    uint8_t *unsorted = lp_calloc((size_t)nw + 1, 1);
+    if (!ep->off || !ep->msg || (!notime && !ep->time) || !next || !lastt || !unsorted) {
         lp_free(next);
+        lp_free(lastt);
+        lp_free(unsorted);
         lp_endpoints_release(ep);
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
-    for (uint64_t m = 0; m < n; m++)
-        ep->off[wk[m] + 1]++;
+    /* one sequential pass: the counts, and whether each worker's messages come in time
+     * order (the scatter below keeps message order, so then its list is sorted) */
+    for (uint64_t m = 0; m < n; m++) {
+        uint32_t w = wk[m];
+        unsorted[w] |= ep->off[w + 1] && tm[m] < lastt[w];
+        lastt[w] = tm[m];
+        ep->off[w + 1]++;
+    }
+    lp_free(lastt);
     for (uint32_t w = 0; w < nw; w++)
         ep->off[w + 1] += ep->off[w];
     memcpy(next, ep->off, ((size_t)nw + 1) * sizeof *next);
     for (uint64_t m = 0; m < n; m++) {
         uint64_t k = next[wk[m]]++;
         ep->msg[k] = (uint32_t)m;
-        ep->time[k] = tm[m];
+        if (!notime)
+            ep->time[k] = tm[m];
     }
     lp_free(next);
     for (uint32_t w = 0; w < nw; w++) {
         uint64_t lo = ep->off[w], hi = ep->off[w + 1];
-        int sorted = 1;
-        for (uint64_t i = lo + 1; i < hi && sorted; i++)
-            sorted = ep->time[i - 1] <= ep->time[i];
-        if (sorted)
+        if (!unsorted[w])
             continue;
         tkey *k = lp_malloc((hi - lo) * sizeof *k);
         if (!k) {
+            lp_free(unsorted);
             lp_endpoints_release(ep);
             return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
         }
         for (uint64_t i = lo; i < hi; i++)
-            k[i - lo] = (tkey){ep->time[i], ep->msg[i]};
+            k[i - lo] = (tkey){tm[ep->msg[i]], ep->msg[i]};
         qsort(k, hi - lo, sizeof *k, cmp_tkey);
         for (uint64_t i = lo; i < hi; i++) {
             ep->msg[i] = k[i - lo].m;
-            ep->time[i] = k[i - lo].t;
+            if (!notime)
+                ep->time[i] = k[i - lo].t;
         }
         lp_free(k);
     }
+    lp_free(unsorted);
     return LP_OK;
 }
 

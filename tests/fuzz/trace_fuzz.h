@@ -32,14 +32,15 @@ static inline void fuzz_trace_invariants(const lp_trace *t)
 }
 
 /* The critical path of the trace, if it has one: its elements' durations add up to its
- * total. */
+ * total, and the path `cp` computes from the trace's columns (lp_cpath_trace) is the
+ * PAG's, element for element. */
 static inline void fuzz_trace_cpath(const lp_trace *t)
 {
     lp_error err;
     lp_pag g;
     if (lp_pag_build(t, &g, &err) != LP_OK)
         return;
-    lp_cpath cp;
+    lp_cpath cp, lean;
     if (lp_cpath_compute(&g, &cp, &err) == LP_OK) {
         int64_t s = 0;
         for (size_t i = 0; i < cp.n; i++) {
@@ -47,6 +48,14 @@ static inline void fuzz_trace_cpath(const lp_trace *t)
             s += cp.e[i].end - cp.e[i].start;
         }
         FUZZ_CHECK(s == cp.total);
+        FUZZ_CHECK(lp_cpath_trace(t, &lean, &err) == LP_OK);
+        FUZZ_CHECK(lean.n == cp.n && lean.total == cp.total && lean.start == cp.start &&
+                   lean.ncycles == cp.ncycles);
+        for (size_t i = 0; i < cp.n; i++)
+            FUZZ_CHECK(lean.e[i].kind == cp.e[i].kind && lean.e[i].index == cp.e[i].index &&
+                       lean.e[i].worker == cp.e[i].worker && lean.e[i].start == cp.e[i].start &&
+                       lean.e[i].end == cp.e[i].end);
+        lp_cpath_release(&lean);
         lp_cpath_release(&cp);
     }
     lp_pag_release(&g);

@@ -127,13 +127,18 @@ size_t lp_trace_footprint(const lp_trace *t);
 lp_status lp_trace_window(const lp_trace *t, int64_t ts, int64_t te, lp_trace **out, lp_error *err);
 
 /* Per-worker message endpoints in time order: for worker w, the messages it sent
- * (which = 0, ordered by send time) or received (which = 1, by receive time) are
- * msg[off[w] .. off[w+1]), ties in message order. Built in O(M) when the messages
- * are already in time order per worker, O(M log M) otherwise. */
+ * (which = LP_EP_SEND, ordered by send time) or received (LP_EP_RECV, by receive time)
+ * are msg[off[w] .. off[w+1]), ties in message order. Built in O(M) when the messages
+ * are already in time order per worker, O(M log M) otherwise. With LP_EP_NOTIME or'ed
+ * into which, the time column is not made (NULL: 8 bytes per message less, for callers
+ * that read the times from the trace's columns). */
+#define LP_EP_SEND 0
+#define LP_EP_RECV 1
+#define LP_EP_NOTIME 2
 typedef struct lp_endpoints {
     uint64_t *off;   /* [nworkers+1] */
     uint32_t *msg;   /* [nmsgs] message indices */
-    int64_t *time;   /* [nmsgs] their send (or receive) times, for sequential scans */
+    int64_t *time;   /* [nmsgs] their send (or receive) times, for sequential scans; or NULL */
 } lp_endpoints;
 lp_status lp_endpoints_build(const lp_trace *t, int which, lp_endpoints *ep, lp_error *err);
 void lp_endpoints_release(lp_endpoints *ep);

@@ -4,9 +4,10 @@
  * workers is in flight (the union of their [send, receive] intervals: overlapping
  * messages count once).
  * Keys are dense small integers except operators (string ids), which go through a
- * sorted key table; one pass over the activities, one over the messages (the union:
+ * slot table; one pass over the activities, one over the messages (the union:
  * a sweep over the intervals in start or end order, sorted only when the trace has them
- * in neither), one over the path. */
+ * in neither), one over the path, shared by every grouping asked for at once
+ * (lp_breakdown_compute_set: `cp` computes all three in one pass). */
 #include "longpole/analysis/critical-path/breakdown.h"
 #include "longpole/base/alloc.h"
 
@@ -122,60 +123,63 @@ static int cmp_rows(const void *pa, const void *pb)
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
-/* Map a key to a slot: direct for types/workers (+1 slot for comm, +1 for none). For
- * operators, string ids can be large, so a slot table of size strs.n is used (ids are
- * < strs.n); 4 bytes per string, only for this pass. */
-lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
-                               lp_error *err)
+/* The slot of activity i of worker w under grouping `by` (nkeys: the grouping's keys;
+ * slot nkeys is "none"). */
+static inline size_t act_slot(const lp_trace *t, lp_group by, uint32_t w, uint64_t i, size_t nkeys)
 {
-    memset(out, 0, sizeof *out);
-    out->by = by;
-    size_t nkeys = by == LP_BY_TYPE ? t->ntypes : by == LP_BY_WORKER ? t->nworkers : t->strs.n;
-    size_t nslot = nkeys + 2; /* + none + comm */
-    lp_brow *acc = lp_calloc(nslot, sizeof *acc);
-    if (!acc)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    size_t s_none = nkeys, s_comm = nkeys + 1;
+    return by == LP_BY_TYPE ? t->atype[i] : by == LP_BY_WORKER ? w : t->aop[i] == LP_STR_NONE ? nkeys : t->aop[i];
+}
+
+static size_t group_keys(const lp_trace *t, lp_group by)
+{
+    return by == LP_BY_TYPE ? t->ntypes : by == LP_BY_WORKER ? t->nworkers : t->strs.n;
+}
+
+/* The profile's activity columns of every grouping at once: one pass over the
+ * activities (acc[g] has group_keys + 2 slots: + none + comm). */
+static void profile_acts(const lp_trace *t, lp_brow *acc[3], int64_t *waiting, int64_t *gaps)
+{
+    size_t nk[3];
+    for (int g = 0; g < 3; g++)
+        nk[g] = group_keys(t, (lp_group)g);
     for (uint32_t w = 0; w < t->nworkers; w++)
         for (uint64_t i = t->wfirst[w]; i < t->wfirst[w + 1]; i++) {
+#if defined(__GNUC__)
+            if (!(i & 31) && i + 256 < t->nacts) { /* (mapped columns: see cptrace.c) */
+                __builtin_prefetch(&t->astart[i + 256]);
+                __builtin_prefetch(&t->aend[i + 256]);
+                __builtin_prefetch(&t->atype[i + 256]);
+                __builtin_prefetch(&t->aop[i + 256]);
+                __builtin_prefetch(&t->aflags[i + 256]);
+            }
+#endif
+            int64_t d = t->aend[i] - t->astart[i];
             if (t->atype[i] == LP_TYPE_WAITING) {
-                out->waiting_ns += t->aend[i] - t->astart[i];
+                *waiting += d;
                 continue;
             }
             if (t->aflags[i] & LP_ACT_GAP) {
-                out->gap_ns += t->aend[i] - t->astart[i];
+                *gaps += d;
                 continue;
             }
-            size_t s = by == LP_BY_TYPE ? t->atype[i] : by == LP_BY_WORKER ? w
-                     : t->aop[i] == LP_STR_NONE ? s_none : t->aop[i];
-            acc[s].prof_ns += t->aend[i] - t->astart[i];
-            acc[s].prof_n++;
+            for (int g = 0; g < 3; g++)
+                if (acc[g]) {
+                    size_t s = act_slot(t, (lp_group)g, w, i, nk[g]);
+                    acc[g][s].prof_ns += d;
+                    acc[g][s].prof_n++;
+                }
         }
-    lp_status st = comm_union(t, &acc[s_comm].prof_ns, &acc[s_comm].prof_n, err);
-    if (st) {
-        lp_free(acc);
-        return st;
-    }
-    if (cp)
-        for (size_t k = 0; k < cp->n; k++) {
-            const lp_cp_elem *e = &cp->e[k];
-            size_t s;
-            if (e->kind == LP_CP_MESSAGE)
-                s = s_comm;
-            else
-                s = by == LP_BY_TYPE ? t->atype[e->index] : by == LP_BY_WORKER ? e->worker
-                  : t->aop[e->index] == LP_STR_NONE ? s_none : t->aop[e->index];
-            acc[s].path_ns += e->end - e->start;
-            acc[s].path_n++;
-        }
-    size_t nrows = 0;
+}
+
+/* Rows from the slots of one grouping, sorted. */
+static lp_status finish(lp_brow *acc, size_t nkeys, lp_breakdown *out, lp_error *err)
+{
+    size_t nslot = nkeys + 2, s_none = nkeys, s_comm = nkeys + 1, nrows = 0;
     for (size_t s = 0; s < nslot; s++)
         nrows += acc[s].prof_n || acc[s].path_n;
     out->rows = lp_malloc((nrows ? nrows : 1) * sizeof *out->rows);
-    if (!out->rows) {
-        lp_free(acc);
+    if (!out->rows)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    }
     for (size_t s = 0; s < nslot; s++) {
         if (!acc[s].prof_n && !acc[s].path_n)
             continue;
@@ -185,7 +189,102 @@ lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group b
         out->path_total += r.path_ns;
         out->prof_total += r.prof_ns;
     }
-    lp_free(acc);
     qsort(out->rows, out->n, sizeof *out->rows, cmp_rows);
     return LP_OK;
+}
+
+void lp_bprofile_release(lp_bprofile *p)
+{
+    for (int g = 0; g < 3; g++)
+        lp_free(p->acc[g]);
+    memset(p, 0, sizeof *p);
+}
+
+/* Keys are slots: direct for types/workers (+1 slot for none, +1 for comm). For
+ * operators, string ids can be large, so a slot table of size strs.n is used (ids are
+ * < strs.n); 40 bytes per string, only for this pass. The groupings asked for (want[g])
+ * share one pass over the activities and one over the messages. */
+lp_status lp_bprofile_compute(const lp_trace *t, const int want[3], lp_bprofile *p, lp_error *err)
+{
+    memset(p, 0, sizeof *p);
+    for (int g = 0; g < 3; g++) {
+        if (!want[g])
+            continue;
+        p->nk[g] = group_keys(t, (lp_group)g);
+        if (!(p->acc[g] = lp_calloc(p->nk[g] + 2, sizeof *p->acc[g]))) {
+            lp_bprofile_release(p);
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        }
+    }
+    profile_acts(t, p->acc, &p->waiting_ns, &p->gap_ns);
+    int64_t comm_ns;
+    uint64_t comm_n;
+    lp_status st = comm_union(t, &comm_ns, &comm_n, err);
+    if (st) {
+        lp_bprofile_release(p);
+        return st;
+    }
+    for (int g = 0; g < 3; g++)
+        if (p->acc[g]) {
+            p->acc[g][p->nk[g] + 1].prof_ns = comm_ns;
+            p->acc[g][p->nk[g] + 1].prof_n = comm_n;
+        }
+    return LP_OK;
+}
+
+lp_status lp_breakdown_finish(const lp_trace *t, const lp_cpath *cp, lp_bprofile *p, lp_breakdown out[3],
+                              lp_error *err)
+{
+    lp_status st = LP_OK;
+    for (int g = 0; g < 3; g++) {
+        memset(&out[g], 0, sizeof out[g]);
+        out[g].by = (lp_group)g;
+    }
+    for (int g = 0; g < 3 && !st; g++) {
+        lp_brow *acc = p->acc[g];
+        if (!acc)
+            continue;
+        out[g].waiting_ns = p->waiting_ns;
+        out[g].gap_ns = p->gap_ns;
+        for (size_t k = 0; cp && k < cp->n; k++) {
+            const lp_cp_elem *e = &cp->e[k];
+            size_t s = e->kind == LP_CP_MESSAGE ? p->nk[g] + 1 : act_slot(t, (lp_group)g, e->worker, e->index, p->nk[g]);
+            acc[s].path_ns += e->end - e->start;
+            acc[s].path_n++;
+        }
+        st = finish(acc, p->nk[g], &out[g], err);
+    }
+    lp_bprofile_release(p);
+    for (int g = 0; g < 3 && st; g++) {
+        lp_breakdown_release(&out[g]);
+        out[g].by = (lp_group)g;
+    }
+    return st;
+}
+
+lp_status lp_breakdown_compute_set(const lp_trace *t, const lp_cpath *cp, const int want[3], lp_breakdown out[3],
+                                   lp_error *err)
+{
+    lp_bprofile p;
+    lp_status st = lp_bprofile_compute(t, want, &p, err);
+    if (st) {
+        for (int g = 0; g < 3; g++) {
+            memset(&out[g], 0, sizeof out[g]);
+            out[g].by = (lp_group)g;
+        }
+        return st;
+    }
+    return lp_breakdown_finish(t, cp, &p, out, err);
+}
+
+lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
+                               lp_error *err)
+{
+    int want[3] = {by == LP_BY_TYPE, by == LP_BY_WORKER, by == LP_BY_OPERATOR};
+    lp_breakdown all[3];
+    lp_status st = lp_breakdown_compute_set(t, cp, want, all, err);
+    *out = all[by];
+    if (st)
+        memset(out, 0, sizeof *out), out->by = by;
+    return st;
 }

@@ -49,6 +49,33 @@ typedef struct lp_breakdown {
 
 lp_status lp_breakdown_compute(const lp_trace *t, const lp_cpath *cp, lp_group by, lp_breakdown *out,
                                lp_error *err);
+/* The groupings g with want[g] (indexed by lp_group) in one pass over the trace, into
+ * out[g] (the others are left empty); the same rows as lp_breakdown_compute for each.
+ * On failure every out[g] is empty. */
+lp_status lp_breakdown_compute_set(const lp_trace *t, const lp_cpath *cp, const int want[3], lp_breakdown out[3],
+                                   lp_error *err);
+
+/* The same in two steps, so that the profile (which does not depend on the path) can be
+ * computed while the path is: lp_bprofile_compute, then lp_breakdown_finish adds a
+ * path's columns and makes the rows (it consumes the profile, whether or not it
+ * succeeds). */
+typedef struct lp_bprofile {
+    lp_brow *acc[3];       /* per grouping asked for: one slot per key, + none + comm */
+    size_t nk[3];          /* keys per grouping */
+    int64_t waiting_ns, gap_ns;
+} lp_bprofile;
+lp_status lp_bprofile_compute(const lp_trace *t, const int want[3], lp_bprofile *p, lp_error *err);
+lp_status lp_breakdown_finish(const lp_trace *t, const lp_cpath *cp, lp_bprofile *p, lp_breakdown out[3],
+                              lp_error *err);
+void lp_bprofile_release(lp_bprofile *p);
+
+/* What `cp` computes: the whole-trace critical path of t straight from its columns
+ * (lp_cpath_trace) and its three breakdowns, with the same results; on traces of at
+ * least lp_cpath_parallel_min activities + messages on two threads (the send and
+ * receive lists at once, then the path's walk beside the profile). On failure nothing
+ * is left. (cptrace.c) */
+lp_status lp_cpath_analyse(const lp_trace *t, lp_cpath *cp, lp_breakdown bd[3], lp_error *err);
+extern uint64_t lp_cpath_parallel_min; /* default 200000; tests and benchmarks may change it */
 void lp_breakdown_release(lp_breakdown *b);
 /* The label of a row's key ("processing", "w3", "map", "communication", "-"). */
 const char *lp_breakdown_label(const lp_trace *t, const lp_breakdown *b, const lp_brow *r);

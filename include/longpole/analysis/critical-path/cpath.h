@@ -13,7 +13,8 @@
  * path reaches back furthest, then the lowest worker id; at a vertex the worker edge
  * beats a message of equal reach, and among messages the lowest message index wins.
  * Computed by one dynamic-programming pass over the PAG in dependency order (each
- * vertex and edge visited once) and one walk back along the path.
+ * vertex and edge visited once) and one walk back along the path; or, with the same
+ * result, over the trace's timelines without building the PAG (lp_cpath_trace).
  */
 #ifndef LONGPOLE_CPATH_H
 #define LONGPOLE_CPATH_H
@@ -43,6 +44,13 @@ typedef struct lp_cpath {
 } lp_cpath;
 
 lp_status lp_cpath_compute(const lp_pag *g, lp_cpath *out, lp_error *err);
+/* The same path, element for element, computed straight from the trace's columns
+ * without the PAG (cptrace.c: the same dependency-order walk over the workers'
+ * timelines, keeping one origin time per message instead of arrays per vertex):
+ * 16 bytes per message while it runs, then the elements. `cp` uses it; the PAG form
+ * stays for callers that have the graph anyway, and as its differential twin
+ * (tests/unit/critical-path/test_cptrace.c). */
+lp_status lp_cpath_trace(const lp_trace *t, lp_cpath *out, lp_error *err);
 void lp_cpath_release(lp_cpath *cp);
 
 #endif
