@@ -533,13 +533,8 @@ static int critical_path(const lp_trace *t, const lp_g10_attr *a, lp_g10_path *o
 {
     lp_error err;
     lp_error_clear(&err);
-    lp_pag g;
     lp_cpath cp = {0};
-    lp_status st = lp_pag_build(t, &g, &err);
-    if (!st) {
-        st = lp_cpath_compute(&g, &cp, &err);
-        lp_pag_release(&g);
-    }
+    lp_status st = lp_cpath_trace(t, &cp, &err); /* no PAG: the path from the trace's columns */
     if (!st)
         st = lp_g10_path_of(a, t, &cp, out, &err);
     lp_cpath_release(&cp);
