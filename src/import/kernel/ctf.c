@@ -272,17 +272,9 @@ static lp_status event_strings(ctfread *r, const cmap *m, const bt_field *p, lp_
         if (m->fi[k] < 0)
             continue;
         const bt_field *f = member(p, m->fi[k]);
-        const char *s = bt_field_string_get_value(f);
-        size_t n = (size_t)bt_field_string_get_length(f);
-        if (m->def->f[k].kind == KF_BASENAME)
-            for (size_t j = n; j-- > 0;)
-                if (s[j] == '/') {
-                    s += j + 1;
-                    n -= j + 1;
-                    break;
-                }
         lp_str id;
-        lp_status st = khb_str(r->b, s, n, &id, r->err);
+        lp_status st = khb_name(r->b, m->def->f[k].kind, bt_field_string_get_value(f),
+                                (size_t)bt_field_string_get_length(f), &id, r->err);
         if (st)
             return st;
         if (k == KR_NAME)

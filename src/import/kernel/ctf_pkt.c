@@ -530,17 +530,8 @@ static lp_status emit(dread *r, const kcls *k, dec *d, uint32_t cpu, uint32_t si
         for (int f = KR_NAME; f <= KR_NAME2; f++) {
             if (!(d->have & (UINT64_C(1) << (CP_ROLE0 + f))))
                 continue;
-            const char *s = d->sp[f - KR_NAME];
-            size_t n = d->sl[f - KR_NAME];
-            if (k->def->f[f].kind == KF_BASENAME)
-                for (size_t j = n; j-- > 0;)
-                    if (s[j] == '/') {
-                        s += j + 1;
-                        n -= j + 1;
-                        break;
-                    }
             lp_str id;
-            lp_status st = khb_str(r->b, s, n, &id, r->err);
+            lp_status st = khb_name(r->b, k->def->f[f].kind, d->sp[f - KR_NAME], d->sl[f - KR_NAME], &id, r->err);
             if (st)
                 return st;
             if (f == KR_NAME)

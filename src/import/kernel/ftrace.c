@@ -301,15 +301,8 @@ static int role_value(const kfield *f, const span *v, ftread *r, lp_kev *e, int 
         break;
     case KF_STR:
     case KF_BASENAME: {
-        span s = *v;
-        if (f->kind == KF_BASENAME)
-            for (size_t j = s.n; j-- > 0;)
-                if (s.p[j] == '/') {
-                    s = (span){s.p + j + 1, s.n - j - 1};
-                    break;
-                }
         lp_str id;
-        *st = khb_str(r->b, s.p, s.n, &id, r->err);
+        *st = khb_name(r->b, f->kind, v->p, v->n, &id, r->err);
         if (k == KR_NAME)
             e->name = id;
         else

@@ -66,6 +66,18 @@ lp_status khb_str(khb *b, const char *s, size_t n, lp_str *out, lp_error *err)
     return LP_OK;
 }
 
+lp_status khb_name(khb *b, int kind, const char *s, size_t n, lp_str *out, lp_error *err)
+{
+    if (kind == KF_BASENAME)
+        for (size_t j = n; j-- > 0;)
+            if (s[j] == '/') {
+                s += j + 1;
+                n -= j + 1;
+                break;
+            }
+    return khb_str(b, s, n, out, err);
+}
+
 /* ---- 1. one stream in time order ------------------------------------------------------- */
 
 /* Merge the sorted runs a[lo..mid) and a[mid..hi) through tmp (stable). */

@@ -103,6 +103,9 @@ void khb_release(khb *b);
 lp_status khb_push(khb *b, uint32_t s, const lp_kev *e, lp_error *err);
 /* Intern a string into the trace's table; LP_STR_NONE on failure (err set). */
 lp_status khb_str(khb *b, const char *s, size_t n, lp_str *out, lp_error *err);
+/* Intern a name field of the event mapping: a KF_BASENAME field keeps its last path
+ * component (every reader does the same). */
+lp_status khb_name(khb *b, int kind, const char *s, size_t n, lp_str *out, lp_error *err);
 /* Merge the streams into a new host of b->kt (appended to kt->host). The builder's
  * streams are freed either way. */
 lp_status khb_finish(khb *b, lp_error *err);

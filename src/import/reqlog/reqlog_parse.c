@@ -174,11 +174,11 @@ int rl_csv_split(const char *s, size_t n, char delim, const char **f, size_t *fl
  * bytes at a time (SSE2) or with memchr. A field that begins with '"' or ' ' or ends
  * with ' ' is one rl_csv_split would unquote or trim: then -2, and the caller splits
  * the line with rl_csv_split; otherwise both give the same fields and count. */
-#define RL_FIELD(end)                                                                                              \
+#define RL_FIELD_OR(end, plain_fails)                                                                              \
     do {                                                                                                           \
         size_t e_ = (end);                                                                                         \
         if (e_ > a && (s[a] == '"' || s[a] == ' ' || s[e_ - 1] == ' '))                                            \
-            return -2;                                                                                             \
+            plain_fails;                                                                                           \
         if (k < maxf) {                                                                                            \
             f[k] = s + a;                                                                                          \
             fl[k] = e_ - a;                                                                                        \
@@ -186,6 +186,7 @@ int rl_csv_split(const char *s, size_t n, char delim, const char **f, size_t *fl
         k++;                                                                                                       \
         a = e_ + 1;                                                                                                \
     } while (0)
+#define RL_FIELD(end) RL_FIELD_OR(end, return -2)
 
 int rl_csv_split_plain(const char *s, size_t n, char delim, const char **f, size_t *fl, int maxf)
 {
@@ -1278,18 +1279,8 @@ static void rd_close(reader *r)
  * trim, a line running past the mapped window. Returns 1 at the end of the shard, 0 at
  * a line for the general loop, -1 when out of memory. Same lines, records, line numbers
  * and progress as the general loop. */
-#define FAST_FIELD(end)                                                                                            \
-    do {                                                                                                           \
-        size_t e_ = (end);                                                                                         \
-        if (e_ > a && (s[a] == '"' || s[a] == ' ' || s[e_ - 1] == ' '))                                            \
-            goto general;                                                                                          \
-        if (k < maxf) {                                                                                            \
-            f[k] = s + a;                                                                                          \
-            fl[k] = e_ - a;                                                                                        \
-        }                                                                                                          \
-        k++;                                                                                                       \
-        a = e_ + 1;                                                                                                \
-    } while (0)
+/* the field of RL_FIELD_OR (above), a field that is not plain going to the general loop */
+#define FAST_FIELD(end) RL_FIELD_OR(end, goto general)
 
 static int csv_fast(rl_shard *sh, reader *r, const char **f, size_t *fl, uint64_t *lastprog)
 {
@@ -1371,6 +1362,7 @@ static int csv_fast(rl_shard *sh, reader *r, const char **f, size_t *fl, uint64_
     return 1;
 }
 #undef FAST_FIELD
+#undef RL_FIELD_OR
 
 /* The layout of a stream, decided from its first content line (line) at s. Returns 0:
  * parse the line as a record; 1: it was the header; 2: the file cannot be read (its
