@@ -86,8 +86,10 @@ const cli_spec cli_spec_grade10 = {
              "OperationLog, any trace longpole reads (activities are phases), or a recording\n"
              "of `longpole record` (its monitor.csv, *.oplog and *.g10 are used).\n",
     .groups = {CLI_OWN("options:", g10_opts), CLI_LOAD_GROUPS(g10_args, load)},
-    .notes = "The text answer: the makespan and the issues by gain, then bottlenecks per phase type\n"
-             "and resource, imbalance, resources, and every adjustment made to the data.\n"
+    .notes = "The text answer: the makespan and the issues by gain (bottleneck, imbalance, outlier),\n"
+             "on a trace the resources of its critical path, then bottlenecks per phase type and\n"
+             "resource, imbalance, resources (with effective capacity when a resource has delay=),\n"
+             "and every adjustment made to the data.\n"
              "exit status: 0; 4 the input had errors (reported with file and line; the rest was\n"
              "analysed) or the model was refused or no phase remained; 9 the input holds no phase\n"
              "record or activity; 3 unreadable file.\n",
