@@ -12,7 +12,8 @@
  * left on it. The unbounded path too holds the server's sleep.
  *
  * Skipped (77) when the kernel source cannot run here (not root, tracefs not mounted or
- * not writable), with the probe's reason. */
+ * not writable), with the probe's reason, and when the kernel reports events lost during
+ * the recording (a trace with holes cannot show the path's structure), with the count. */
 #define _GNU_SOURCE
 #include "longpole/record/record.h"
 #include "longpole/import/kernel.h"
@@ -162,7 +163,21 @@ int main(int argc, char **argv)
     lp_kmatch m;
     lp_kgraph *g = NULL;
     int matched = 0;
-    if (!st && (st = lp_ktrace_read(paths, 1, &ds, &kt, &err)) == LP_OK) {
+    if (!st && (st = lp_ktrace_read(paths, 1, &ds, &kt, &err)) == LP_OK && kt->host[0].nlost) {
+        /* The pump could not keep up with the kernel's buffer (a busy machine: other tests,
+         * a sanitizer): the trace has holes, the workload's wait may be among them, and a
+         * path through holes says nothing about the graph. Not a failure of longpole's: say
+         * so and skip. (Seen once in CI under ASan with ctest -j2: only the client's last
+         * 12 ms, its leak check at exit, were left.) */
+        fprintf(stderr, "test_klive: SKIP: the kernel dropped %llu events during the recording (the machine was too "
+                        "busy for the trace buffer); the path's structure cannot be checked\n",
+                (unsigned long long)kt->host[0].nlost);
+        lp_ktrace_free(kt);
+        lp_diags_release(&ds);
+        rm_dir(dir);
+        return t_failures ? t_done("test_klive") : 77; /* the recording itself must have worked */
+    }
+    if (!st && kt) {
         CHECK(kt->host[0].nbad == 0);
         if ((st = lp_kmatch_run(kt, &m, &err)) == LP_OK) {
             matched = 1;
