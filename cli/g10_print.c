@@ -173,7 +173,7 @@ static void print_resources(FILE *out, const lp_g10_attr *a)
                     hn, lp_g10_model_str(m, r->delay));
             continue;
         }
-        double on = tl->delay_used + tl->delay_waited > 0 ? tl->delay_used / (tl->delay_used + tl->delay_waited) : 1;
+        double on = lp_g10_tl_on_share(tl);
         fprintf(out, "  effective capacity of %s on %s (%s): the threads got %.1f%% of what they were ready to use "
                      "(%.4g used, %.4g waited) in %u windows; contended (below %.0f%%) %.3g s; Exact demand scaled "
                      "per window\n",

@@ -121,7 +121,7 @@ static void timeline(lp_html *h, const lp_g10_attr *a, const lp_g10_tl *tl)
                    100 * m->bottleneck, tl->consumed, tl->attributed, tl->background, tl->clipped, tl->nwin,
                    (unsigned long long)tl->gaps, (unsigned long long)tl->dropped);
     if (m->res[tl->res].delay != LP_STR_NONE) {
-        double on = tl->delay_used + tl->delay_waited > 0 ? tl->delay_used / (tl->delay_used + tl->delay_waited) : 1;
+        double on = lp_g10_tl_on_share(tl);
         lp_html_printf(h, " Effective capacity: the threads got %.1f%% of what they were ready to use in %u windows "
                           "(%llu without a usable delay: capacity assumed free there); contended %.3g s, counted "
                           "as bottlenecked.",

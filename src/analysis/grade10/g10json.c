@@ -101,9 +101,7 @@ static void resources(lp_jsonw *j, const lp_g10_attr *a)
                 lp_jsonw_ku64(j, "windows_without_delay", tl->delay_bad);
                 lp_jsonw_kdbl(j, "used", tl->delay_used);
                 lp_jsonw_kdbl(j, "waited", tl->delay_waited);
-                lp_jsonw_kdbl(j, "on_share", tl->delay_used + tl->delay_waited > 0
-                                                 ? tl->delay_used / (tl->delay_used + tl->delay_waited)
-                                                 : 1);
+                lp_jsonw_kdbl(j, "on_share", lp_g10_tl_on_share(tl));
                 lp_jsonw_kdbl(j, "contended_s", tl->contended_s);
                 lp_jsonw_obj_end(j);
             }

@@ -82,6 +82,14 @@ typedef struct lp_g10_tl {
     uint64_t delay_bad;      /* windows whose delay could not be used (counter backwards, outside the series) */
 } lp_g10_tl;
 
+/* The share of what its threads were ready to use that they got (effective capacity),
+ * over the windows whose delay is known; 1 without any. */
+static inline double lp_g10_tl_on_share(const lp_g10_tl *tl)
+{
+    double all = tl->delay_used + tl->delay_waited;
+    return all > 0 ? tl->delay_used / all : 1;
+}
+
 /* One leaf phase on one resource (a pair whose rule is not None). */
 typedef struct lp_g10_use {
     uint32_t phase;
