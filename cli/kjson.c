@@ -183,6 +183,7 @@ static void adjustments(lp_jsonw *j, const cli_kgraph *k)
              {"graph_unmatched_send", s->nunmatched_send},
              {"graph_unmatched_recv", s->nunmatched_recv},
              {"renamed_workers", s->nrenamed},
+             {"switches_inferred", s->nswitch_inferred},
              {"input_errors", k->diag_errors},
              {"input_warnings", k->diag_warnings}};
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)

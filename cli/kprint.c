@@ -162,6 +162,10 @@ static void adjustments(const cli_kgraph *k)
            (unsigned long long)s->nwakeups, (unsigned long long)s->nspurious, (unsigned long long)s->nctx_mismatch,
            (unsigned long long)s->nctx_overflow, (unsigned long long)s->nbadcpu, (unsigned long long)s->nnoctx,
            (unsigned long long)s->nrenamed);
+    if (s->nswitch_inferred)
+        printf("  context switches the trace lost: %llu, inferred from the thread each later event names (see "
+               "docs/analyses/kernel-critical-path.md)\n",
+               (unsigned long long)s->nswitch_inferred);
     if (k->diag_errors || k->diag_warnings)
         printf("  input diagnostics: %llu errors, %llu warnings (on standard error)\n",
                (unsigned long long)k->diag_errors, (unsigned long long)k->diag_warnings);

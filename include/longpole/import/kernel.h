@@ -90,11 +90,17 @@ typedef enum lp_kev_type {
 #define LP_KSTATE_NOLOAD      0x400  /* N; I (idle kernel thread) = UNINTERRUPTIBLE | NOLOAD */
 #define LP_KSTATE_PREEMPTED   0x10000 /* "R+": runnable, preempted (ftrace only) */
 
+/* lp_kev.kfl bits. LP_KEVF_CTX: ctx_tid was written by the tracer itself (ftrace's line
+ * task, LTTng's tid context), not inferred from the CPU's sched_switch events: the graph
+ * builder trusts it over its own state and infers a context switch the trace lost when
+ * the two disagree. */
+#define LP_KEVF_CTX 0x1u
+
 typedef struct lp_kev {
     int64_t ts;      /* ns, host clock */
     uint32_t cpu;
     uint16_t type;   /* lp_kev_type */
-    uint16_t pad;
+    uint16_t kfl;    /* LP_KEVF_* */
     int32_t tid;     /* see lp_kev_type; -1 when unknown */
     int32_t tid2;
     int32_t ctx_tid; /* the thread running on `cpu` when the event happened (from the

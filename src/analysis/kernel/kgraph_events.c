@@ -15,6 +15,11 @@
  * packet that was received there links straight to the wakee (the packet, not the
  * kernel, is the cause). Events are processed once, in order: O(events) time; the
  * tables cost 8 bytes per CPU context level and one hash entry per thread and socket.
+ *
+ * Lost switches: an event that names the thread running on its CPU (the tracer's own
+ * context, LP_KEVF_CTX, or a switch's prev_tid) and names another than the switches put
+ * there proves a sched_switch is missing; it is inferred (resync) and counted
+ * (nswitch_inferred), never left to attribute the thread's work to another.
  */
 #include "analysis/kernel/kgraph_int.h"
 #include "longpole/base/alloc.h"
@@ -45,6 +50,7 @@ typedef struct kctx {
 } kctx;
 
 typedef struct kcpu {
+    int64_t last;       /* time of the CPU's latest event, INT64_MIN before the first */
     uint32_t cur;       /* the worker running, LP_NONE32 if unknown */
     uint32_t idle;      /* this CPU's idle worker (tid 0) */
     uint32_t kernel;    /* this CPU's kernel (softirq) worker */
@@ -407,6 +413,57 @@ static uint8_t statedump_status(int64_t s)
     return s >= 0 && s < 8 ? map[s] : S_UNKNOWN;
 }
 
+/* ---- context switches the trace lost -------------------------------------------------- */
+
+/* The thread the event itself says runs on its CPU, -1 when it does not say. */
+static int32_t observed(const lp_kev *e)
+{
+    if (e->kfl & LP_KEVF_CTX)
+        return e->ctx_tid;
+    return e->type == LP_KEV_SCHED_SWITCH ? e->tid : -1;
+}
+
+static int64_t tail_time(const khost *k, uint32_t w)
+{
+    uint32_t v = k->p->wtail[w];
+    return v == LP_NONE32 ? INT64_MIN : k->p->vt[v];
+}
+
+/* The event's own thread is not the one the switches put on its CPU: a sched_switch is
+ * missing (seen in tracefs recordings where trace_pipe kept no switch out of one CPU's
+ * idle task and reported nothing lost). It is inferred: out of the idle thread just after
+ * the CPU's previous event (an idle CPU runs a woken thread at once), out of any other
+ * thread at this event, the latest moment the trace allows; that thread is then waiting
+ * for an unknown reason (blocked or preempted: nothing says). Never before either
+ * thread's latest vertex. */
+static void resync(khost *k, const lp_kev *e, int64_t t)
+{
+    uint32_t cpu = e->cpu;
+    int32_t tid = observed(e);
+    uint32_t cur = k->cpu[cpu].cur;
+    if (tid < 0 || cur == LP_NONE32 || k->p->wtid[cur] == tid)
+        return;
+    uint32_t next = find_or_new(k, tid, cpu, LP_STR_NONE, S_UNKNOWN);
+    if (next == LP_NONE32)
+        return;
+    int from_idle = k->p->wtid[cur] == 0;
+    int64_t at = from_idle && k->cpu[cpu].last != INT64_MIN ? k->cpu[cpu].last : t;
+    int64_t tc = tail_time(k, cur), tn = tail_time(k, next);
+    at = at < tc ? tc : at;
+    at = at < tn ? tn : at;
+    at = at > t ? t : at;
+    if (!k->out->st.nswitch_inferred++)
+        note(k, LP_SEV_WARNING, LP_RULE_IMPORT,
+             "CPU %u: thread %d runs, but the last sched_switch there put %d on it: the trace lost a context switch "
+             "(inferred; every one counted in the graph's adjustments)",
+             cpu, tid, (int)k->p->wtid[cur]);
+    set_status(k, cur, from_idle ? S_PREEMPTED : S_WAIT_UNKNOWN);
+    change(k, cur, at);
+    k->cpu[cpu].cur = next;
+    set_status(k, next, S_RUN);
+    change(k, next, at);
+}
+
 static void statedump(khost *k, const lp_kev *e)
 {
     uint32_t cpu = e->tid == 0 && e->b >= 0 && e->b < (int64_t)k->ncpus ? (uint32_t)e->b : e->cpu;
@@ -554,6 +611,9 @@ static void contexts(khost *k, const lp_kev *e, int64_t t)
 static void event(khost *k, const lp_kev *e)
 {
     int64_t t = k->in->clock ? lp_kclock_apply(k->in->clock, e->ts) : e->ts;
+    if (e->type != LP_KEV_STATEDUMP_PROCESS)
+        resync(k, e, t);
+    k->cpu[e->cpu].last = t;
     switch (e->type) {
     case LP_KEV_SCHED_SWITCH: sched_switch(k, e, t); break;
     case LP_KEV_SCHED_WAKING:
@@ -590,6 +650,7 @@ static lp_status setup(khost *k, const khost_in *in, khost_out *out, lp_error *e
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     for (uint32_t c = 0; c < k->ncpus; c++) {
         k->cpu[c].cur = k->cpu[c].idle = k->cpu[c].kernel = LP_NONE32;
+        k->cpu[c].last = INT64_MIN;
         k->cpu[c].depth = 0;
     }
     for (uint64_t i = 0; i < k->h->nev && !k->use_waking; i++)

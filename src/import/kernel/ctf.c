@@ -327,7 +327,7 @@ static lp_status on_event(cstream *cs, const bt_message *msg)
         e.flags = m->fi[KR_FLAGS] >= 0 ? (uint32_t)v[KR_FLAGS] : 0;
         switch (m->def->special) {
         case KS_SOCK_ADDR: e.flags = (uint32_t)(v[KR_FLAGS] & 0xffff) << 16 | (uint32_t)(v[KR_X] & 0xffff); break;
-        case KS_SOCK_CLONE: e.pad = KPAD_CLONE; break;
+        case KS_SOCK_CLONE: e.kfl = KPAD_CLONE; break;
         case KS_NET_DEV:
             e.flags = LP_KNET_DEV;
             if (m->nh >= 0)

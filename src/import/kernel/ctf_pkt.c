@@ -514,7 +514,7 @@ static lp_status emit(dread *r, const kcls *k, dec *d, uint32_t cpu, uint32_t si
         e.flags = d->have & (UINT64_C(1) << (CP_ROLE0 + KR_FLAGS)) ? (uint32_t)v[KR_FLAGS] : 0;
         switch (k->def->special) {
         case KS_SOCK_ADDR: e.flags = (uint32_t)(v[KR_FLAGS] & 0xffff) << 16 | (uint32_t)(v[KR_X] & 0xffff); break;
-        case KS_SOCK_CLONE: e.pad = KPAD_CLONE; break;
+        case KS_SOCK_CLONE: e.kfl = KPAD_CLONE; break;
         case KS_NET_DEV: {
             e.flags = LP_KNET_DEV;
             uint64_t tcp = UINT64_C(1) << CP_TCP_SEQ | UINT64_C(1) << CP_TCP_ACK | UINT64_C(1) << CP_TCP_FLAGS;

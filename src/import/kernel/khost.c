@@ -7,7 +7,8 @@
  *  2. the streams merged by (timestamp, stream number) with a binary heap;
  *  3. the per-CPU context: ctx_tid of an event the reader could not attribute is the
  *     thread running on its CPU, from sched_switch (next_tid after, prev_tid before the
- *     first switch of that CPU) and LTTng statedump entries that say RUN on a CPU;
+ *     first switch of that CPU) and LTTng statedump entries that say RUN on a CPU; one
+ *     the tracer wrote is kept and marked LP_KEVF_CTX;
  *  4. the per-socket address table: inet_connect / inet_accept give a socket's
  *     addresses, inet_sock_clone copies the listening socket's to the new one (in time
  *     order, so a reused socket address gets its addresses of the time).
@@ -238,7 +239,9 @@ static lp_status fill_context(lp_kev *ev, uint64_t n, uint32_t ncpus, lp_error *
         if (e->type == LP_KEV_STATEDUMP_PROCESS && e->a == STATEDUMP_RUN && e->b >= 0 && e->b < ncpus &&
             cur[e->b] < 0)
             cur[e->b] = e->tid;
-        if (e->ctx_tid < 0)
+        if (e->ctx_tid >= 0)
+            e->kfl |= LP_KEVF_CTX;
+        else
             e->ctx_tid = e->type == LP_KEV_SCHED_SWITCH && cur[e->cpu] < 0 ? e->tid : cur[e->cpu];
         cur[e->cpu] = e->type == LP_KEV_SCHED_SWITCH ? e->tid2 : e->ctx_tid;
     }
@@ -278,8 +281,8 @@ static lp_status build_socks(lp_khost *h, lp_error *err)
         lp_kev *e = &h->ev[i];
         if (e->type != LP_KEV_SOCK_ADDR)
             continue;
-        if (e->pad == KPAD_CLONE) {
-            e->pad = 0;
+        if (e->kfl & KPAD_CLONE) {
+            e->kfl &= (uint16_t)~KPAD_CLONE;
             uint64_t j;
             const lp_ksock *o = lp_hmap_get(&latest, (uint64_t)e->a, &j) ? &tab[j] : NULL;
             e->a = o ? o->saddr : 0;

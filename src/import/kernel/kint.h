@@ -83,8 +83,8 @@ typedef struct kstream {
     size_t n, cap;
 } kstream;
 
-/* Internal marker in lp_kev.pad while a host is built (cleared by khb_finish). */
-#define KPAD_CLONE 1 /* LP_KEV_SOCK_ADDR of inet_sock_clone: key = nsk, a = osk, addresses to copy */
+/* Internal bit of lp_kev.kfl while a host is built (cleared by khb_finish). */
+#define KPAD_CLONE 0x8000u /* LP_KEV_SOCK_ADDR of inet_sock_clone: key = nsk, a = osk, addresses to copy */
 
 typedef struct khb {
     lp_ktrace *kt;      /* owns the string table */

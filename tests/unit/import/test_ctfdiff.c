@@ -70,7 +70,7 @@ static int same(const char *what, const lp_ktrace *x, const lp_ktrace *y)
         uint64_t diff = 0;
         for (uint64_t i = 0; i < a->nev; i++) {
             const lp_kev *e = &a->ev[i], *f = &b->ev[i];
-            int eq = e->ts == f->ts && e->cpu == f->cpu && e->type == f->type && e->pad == f->pad && e->tid == f->tid &&
+            int eq = e->ts == f->ts && e->cpu == f->cpu && e->type == f->type && e->kfl == f->kfl && e->tid == f->tid &&
                      e->tid2 == f->tid2 && e->ctx_tid == f->ctx_tid && e->flags == f->flags && e->a == f->a &&
                      e->b == f->b && e->key == f->key && strcmp(KS(x, e->name), KS(y, f->name)) == 0 &&
                      strcmp(KS(x, e->name2), KS(y, f->name2)) == 0;

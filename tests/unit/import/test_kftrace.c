@@ -287,11 +287,11 @@ static void test_socks(void)
     khb_init(&b, kt, &DS, "mem");
     lp_kev ls = {.ts = 10, .type = LP_KEV_SOCK_ADDR, .key = 0x100, .a = 1, .b = 2, .flags = 22u << 16 | 0,
                  .tid = -1, .tid2 = -1, .ctx_tid = -1};
-    lp_kev cl = {.ts = 20, .type = LP_KEV_SOCK_ADDR, .key = 0x200, .a = 0x100, .pad = KPAD_CLONE,
+    lp_kev cl = {.ts = 20, .type = LP_KEV_SOCK_ADDR, .key = 0x200, .a = 0x100, .kfl = KPAD_CLONE,
                  .tid = -1, .tid2 = -1, .ctx_tid = -1};
     lp_kev ac = {.ts = 30, .type = LP_KEV_SOCK_ADDR, .key = 0x200, .a = 1, .b = 3, .flags = 22u << 16 | 5000,
                  .tid = -1, .tid2 = -1, .ctx_tid = -1};
-    lp_kev cl2 = {.ts = 40, .type = LP_KEV_SOCK_ADDR, .key = 0x300, .a = 0x999, .pad = KPAD_CLONE,
+    lp_kev cl2 = {.ts = 40, .type = LP_KEV_SOCK_ADDR, .key = 0x300, .a = 0x999, .kfl = KPAD_CLONE,
                   .tid = -1, .tid2 = -1, .ctx_tid = -1};
     CHECK(khb_push(&b, 0, &ls, &err) == LP_OK);
     CHECK(khb_push(&b, 0, &cl, &err) == LP_OK);
@@ -309,7 +309,7 @@ static void test_socks(void)
     CHECK(lp_khost_sock(h, 0x300, 50) == NULL);
     CHECK(lp_khost_sock(h, 0x50, 50) == NULL);
     CHECK_EQ_I(h->ev[3].a, 0); /* the clone's addresses stay unknown */
-    CHECK_EQ_I(h->ev[1].pad, 0);
+    CHECK_EQ_I(h->ev[1].kfl & KPAD_CLONE, 0);
     lp_ktrace_free(kt);
 }
 

@@ -3,7 +3,8 @@
  * interrupt context, spurious wake-ups, unmatched interrupt exits and events on unknown
  * CPUs counted, sched_waking preferred to sched_wakeup, forks, exec and statedump names,
  * matched packets that cannot become links (counted, never kept), thread lookup, the
- * lp_trace it feeds (and the model's critical path on it), identical graphs on one or
+ * lp_trace it feeds (and the model's critical path on it), context switches the trace
+ * lost inferred from each event's own thread, identical graphs on one or
  * several threads, and random event streams (every graph valid and acyclic, every path
  * computed). */
 #include "kscen.h"
@@ -282,6 +283,52 @@ static void model_trace(void)
 
 /* ---- random event streams ------------------------------------------------------------ */
 
+/* An event naming its thread (ctx given by the tracer) marked as such. */
+static void given(lp_ktrace *kt, uint32_t h, uint64_t i, int32_t tid)
+{
+    kt->host[h].ev[i].ctx_tid = tid;
+    kt->host[h].ev[i].kfl |= LP_KEVF_CTX;
+}
+
+/* Switches the trace lost (tracefs recordings with no switch out of the idle task): the
+ * event's own thread wins over the switches' state; the switch out of idle is inferred at
+ * the CPU's previous event, one out of another thread at the event that proves it (that
+ * thread then waits for an unknown reason); a switch whose prev_tid is not the CPU's
+ * thread proves one too. Every one counted. */
+static void lost_switches(void)
+{
+    lp_ktrace kt;
+    kt_init(&kt);
+    uint32_t h = kt_host(&kt, "h", 1);
+    kt_switch(&kt, h, 10, 0, "swapper/0", 0, 0, "a", 101);
+    kt_switch(&kt, h, 20, 0, "a", 101, 1, "swapper/0", 0);
+    given(&kt, h, kt_ev(&kt, h, 30, 0, LP_KEV_HRTIMER_ENTRY, -1, 0, 0, 0, 0, NULL, NULL), 0);
+    given(&kt, h, kt_ev(&kt, h, 31, 0, LP_KEV_SCHED_WAKEUP, 101, 0, 0, 0, 0, "a", NULL), 0);
+    given(&kt, h, kt_ev(&kt, h, 32, 0, LP_KEV_HRTIMER_EXIT, -1, 0, 0, 0, 0, NULL, NULL), 0);
+    /* lost: swapper -> a at 32 or later; a wakes b from task context at 50 */
+    given(&kt, h, kt_ev(&kt, h, 50, 0, LP_KEV_SCHED_WAKEUP, 102, 0, 0, 0, 0, "b", NULL), 101);
+    kt_switch(&kt, h, 60, 0, "a", 101, 0, "b", 102);
+    /* lost: b -> c; c's event at 70 proves it */
+    given(&kt, h, kt_ev(&kt, h, 70, 0, LP_KEV_SOFTIRQ_RAISE, -1, 0, 3, 0, 0, NULL, NULL), 103);
+    /* lost: c -> d; a switch out of d proves it */
+    kt_switch(&kt, h, 80, 0, "d", 104, 1, "swapper/0", 0);
+    kt_switch(&kt, h, 90, 0, "swapper/0", 0, 0, "b", 102); /* b's wait since 70: cause unknown */
+    lp_diags ds;
+    lp_diags_init(&ds, 20);
+    lp_kgraph *g = build_opts(&kt, NULL, 1, &ds);
+    if (g) {
+        CHECK_EQ_I(g->st.nswitch_inferred, 3);
+        CHECK_TIMELINE(g, "h/a-101", "10 R 20 B/timer 31 W 32 R 50 R 60");
+        CHECK_TIMELINE(g, "h/b-102", "50 W 60 R 70 B/unknown 90");
+        CHECK_TIMELINE(g, "h/d-104", "80 R 80"); /* c ran until the switch out of d proved otherwise */
+        CHECK(kg_has_link(g, "h/a-101", 50, "h/b-102", 50, LP_KL_WAKEUP));
+        CHECK_EQ_I(ds.nwarnings, 1); /* the first one, with its CPU and threads */
+    }
+    lp_kgraph_free(g);
+    lp_diags_release(&ds);
+    kt_release(&kt);
+}
+
 static void random_trace(lp_ktrace *kt, lp_kmatch *m, uint64_t *seed, int nhosts)
 {
     kt_init(kt);
@@ -434,6 +481,7 @@ int main(void)
     bad_packets();
     lookups();
     model_trace();
+    lost_switches();
     random_streams();
     allocation_failures();
     return t_done("test_kgraph_events");

@@ -122,7 +122,7 @@ static void check_path(const lp_kgraph *g, uint32_t client, lp_kcp_algo algo)
     lp_kcp_release(&cp);
 }
 
-/* One recording and its checks; 77 when the kernel dropped events. */
+/* The recording and its checks; 77 when the kernel reported dropped events. */
 static int attempt(char *self)
 {
     lp_error err;
@@ -216,18 +216,11 @@ int main(int argc, char **argv)
     if (n <= 0)
         return t_done("test_klive");
     self[n] = 0;
-    /* A recording can miss the workload's wait on a busy machine (seen twice in CI: the
-     * client's path held only its running pieces); a real defect fails every time, so the
-     * recording is tried up to three times and only the last attempt's failures count. */
-    for (int k = 0; k < 3; k++) {
-        int f0 = t_failures;
-        int rc = attempt(self);
-        if (rc == 77)
-            return t_failures ? t_done("test_klive") : 77;
-        if (t_failures == f0 || k == 2)
-            break;
-        fprintf(stderr, "test_klive: attempt %d failed its checks; recording again\n", k + 1);
-        t_failures = f0;
-    }
+    /* One recording. (Recordings of this kernel sometimes lose every switch out of the idle
+     * task with nothing reported lost; the graph infers them from each event's own thread,
+     * so the server's work and wake-up stay on the client's path: tests/data/ok/klost_switch
+     * is such a recording.) */
+    if (attempt(self) == 77)
+        return t_failures ? t_done("test_klive") : 77;
     return t_done("test_klive");
 }

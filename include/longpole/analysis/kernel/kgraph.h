@@ -126,6 +126,7 @@ typedef struct lp_kgraph_stats {
     uint64_t nunmatched_send, nunmatched_recv; /* TCP events without a match (keys kept) */
     uint64_t nreordered, nlost;/* from the readers (lp_khost), summed over hosts */
     uint64_t nrenamed;        /* workers whose name collided and got a "#n" suffix */
+    uint64_t nswitch_inferred;/* context switches the trace lost, inferred from an event's own thread */
 } lp_kgraph_stats;
 
 typedef struct lp_kgraph {

@@ -21,7 +21,7 @@
 #include "longpole/analysis/kernel/kgraph.h"
 
 #define LP_KINDEX_MAGIC "LPKX\r\n\x1a\n"
-#define LP_KINDEX_VERSION 1u
+#define LP_KINDEX_VERSION 2u
 #define LP_KINDEX_EXT ".lpkx" /* files with this extension are left out of fingerprints */
 
 /* One trace file, or a trace path as given (a root). */
