@@ -76,6 +76,16 @@ void cli_kcp_json(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o);
  * (kview.c); 0 or an exit status. */
 int cli_kcp_views(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o);
 
+/* What building the graph adjusted or could not use, one entry per count: the JSON key
+ * of `adjustments` and the phrase the HTML report shows for a non-zero count (kjson.c).
+ * Returns the number of entries written to out (at most CLI_KADJ_MAX). */
+#define CLI_KADJ_MAX 32
+typedef struct cli_kadj {
+    const char *key, *what;
+    uint64_t v;
+} cli_kadj;
+size_t cli_kadjustments(const cli_kgraph *k, cli_kadj *out);
+
 /* Shared by the printers: the clock quality's name, the host name of host h. */
 const char *cli_kclock_quality(unsigned q);
 /* Counts of the path's unexplained elements: all of them, and those that are network

@@ -153,41 +153,49 @@ static void clocks(lp_jsonw *j, const cli_kgraph *k)
     lp_jsonw_arr_end(j);
 }
 
-static void adjustments(lp_jsonw *j, const cli_kgraph *k)
+size_t cli_kadjustments(const cli_kgraph *k, cli_kadj *out)
 {
     const lp_kgraph_stats *s = &k->g->st;
+    size_t n = 0;
+#define ADJ(key_, what_, v_) (out[n++] = (cli_kadj){key_, what_, (uint64_t)(v_)})
+    if (k->have_match) {
+        ADJ("packets_matched", "packets matched across hosts", k->m.npk);
+        ADJ("packets_unmatched_send", "TCP sends without a matching receive", k->m.nunmatched_send);
+        ADJ("packets_unmatched_recv", "TCP receives without a matching send", k->m.nunmatched_recv);
+    }
+    ADJ("events", "events read", s->nevents);
+    ADJ("reordered", "events out of time order, put in place", s->nreordered);
+    ADJ("lost", "events the tracer reported lost", s->nlost);
+    ADJ("wakeups", "wake-ups that ended a wait", s->nwakeups);
+    ADJ("spurious_wakeups", "spurious wake-ups (of a thread running or runnable: ignored)", s->nspurious);
+    ADJ("context_mismatches", "interrupt exits without their entry (ignored)", s->nctx_mismatch);
+    ADJ("context_overflows", "interrupt entries nested beyond 16 (ignored)", s->nctx_overflow);
+    ADJ("bad_cpu", "events on a CPU beyond the host's count (ignored)", s->nbadcpu);
+    ADJ("packet_events_without_context", "packet events without a thread or kernel context", s->nnoctx);
+    ADJ("network_links", "network links made from matched packets", s->npk_linked);
+    ADJ("packets_skewed", "matched packets received before sent on the reference clock (dropped)", s->npk_skew);
+    ADJ("packets_without_endpoint", "matched packets with an end without context (dropped)", s->npk_noendpoint);
+    ADJ("packets_duplicated", "matched packets naming an event already matched (dropped)", s->npk_dup);
+    ADJ("packets_bad", "matched packets not naming a send and a receive (dropped)", s->npk_bad);
+    ADJ("graph_unmatched_send", "TCP sends left unmatched in the graph", s->nunmatched_send);
+    ADJ("graph_unmatched_recv", "TCP receives left unmatched in the graph", s->nunmatched_recv);
+    ADJ("renamed_workers", "threads whose names collided (given a #n suffix)", s->nrenamed);
+    ADJ("switches_inferred", "context switches the trace lost, inferred from the thread each later event names",
+        s->nswitch_inferred);
+    ADJ("input_errors", "input errors (records skipped)", k->diag_errors);
+    ADJ("input_warnings", "input warnings", k->diag_warnings);
+#undef ADJ
+    return n;
+}
+
+static void adjustments(lp_jsonw *j, const cli_kgraph *k)
+{
+    cli_kadj a[CLI_KADJ_MAX];
+    size_t n = cli_kadjustments(k, a);
     lp_jsonw_key(j, "adjustments");
     lp_jsonw_obj(j);
-    if (k->have_match) {
-        lp_jsonw_ku64(j, "packets_matched", k->m.npk);
-        lp_jsonw_ku64(j, "packets_unmatched_send", k->m.nunmatched_send);
-        lp_jsonw_ku64(j, "packets_unmatched_recv", k->m.nunmatched_recv);
-    }
-    const struct {
-        const char *k;
-        uint64_t v;
-    } f[] = {{"events", s->nevents},
-             {"reordered", s->nreordered},
-             {"lost", s->nlost},
-             {"wakeups", s->nwakeups},
-             {"spurious_wakeups", s->nspurious},
-             {"context_mismatches", s->nctx_mismatch},
-             {"context_overflows", s->nctx_overflow},
-             {"bad_cpu", s->nbadcpu},
-             {"packet_events_without_context", s->nnoctx},
-             {"network_links", s->npk_linked},
-             {"packets_skewed", s->npk_skew},
-             {"packets_without_endpoint", s->npk_noendpoint},
-             {"packets_duplicated", s->npk_dup},
-             {"packets_bad", s->npk_bad},
-             {"graph_unmatched_send", s->nunmatched_send},
-             {"graph_unmatched_recv", s->nunmatched_recv},
-             {"renamed_workers", s->nrenamed},
-             {"switches_inferred", s->nswitch_inferred},
-             {"input_errors", k->diag_errors},
-             {"input_warnings", k->diag_warnings}};
-    for (size_t i = 0; i < sizeof f / sizeof *f; i++)
-        lp_jsonw_ku64(j, f[i].k, f[i].v);
+    for (size_t i = 0; i < n; i++)
+        lp_jsonw_ku64(j, a[i].key, a[i].v);
     lp_jsonw_obj_end(j);
 }
 

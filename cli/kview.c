@@ -89,8 +89,20 @@ static int close_out(FILE *f, const char *path, lp_status st, const lp_error *er
     return 0;
 }
 
-static int write_html(const lp_trace *t, const lp_cpath *cp, const cli_kquery *q, const lp_kgraph *g, const char *path)
+static int write_html(const lp_trace *t, const lp_cpath *cp, const cli_kquery *q, const cli_kgraph *k, const char *path)
 {
+    const lp_kgraph *g = k->g;
+    /* the graph's adjustments, as sentences (the non-zero ones) */
+    cli_kadj adj[CLI_KADJ_MAX];
+    size_t nadj = cli_kadjustments(k, adj), na = 0;
+    char sent[CLI_KADJ_MAX][160];
+    const char *sp[CLI_KADJ_MAX];
+    for (size_t i = 0; i < nadj; i++)
+        if (adj[i].v) {
+            snprintf(sent[na], sizeof sent[na], "%llu %s", (unsigned long long)adj[i].v, adj[i].what);
+            sp[na] = sent[na];
+            na++;
+        }
     char title[300];
     snprintf(title, sizeof title, "longpole: critical path of thread %s", lp_kgraph_worker_name(g, q->cp.worker));
     lp_report_data d;
@@ -98,6 +110,8 @@ static int write_html(const lp_trace *t, const lp_cpath *cp, const cli_kquery *q
     d.trace = t;
     d.cp = cp;
     d.title = title;
+    d.adjust = sp;
+    d.nadjust = na;
     lp_report_opts ro;
     lp_report_opts_init(&ro);
     lp_error err;
@@ -148,7 +162,7 @@ int cli_kcp_views(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o)
     if ((st = to_cpath(k->g, &q->cp, t, &cp, &err)))
         rc = cli_fail("cp", &err);
     if (!rc && o->html)
-        rc = write_html(t, &cp, q, k->g, o->html);
+        rc = write_html(t, &cp, q, k, o->html);
     if (!rc && o->chrome)
         rc = write_chrome(t, &cp, o->chrome);
     lp_cpath_release(&cp);

@@ -98,6 +98,15 @@ static lp_status ov_write(const lp_report *r, const void *state, lp_html *h, lp_
                           "format's rules were skipped and the rest analysed (the command's diagnostics list them).</p>\n",
                        (unsigned long long)d->input_errors, d->input_errors == 1 ? "" : "s",
                        (unsigned long long)d->input_warnings, d->input_warnings == 1 ? "" : "s");
+    if (d->nadjust) {
+        lp_html_raw(h, "<p>What the analysis counted and adjusted in the data:</p>\n<ul class=\"lp-adjust\">\n");
+        for (size_t i = 0; i < d->nadjust; i++) {
+            lp_html_raw(h, "<li>");
+            lp_html_text(h, d->adjust[i]);
+            lp_html_raw(h, "</li>\n");
+        }
+        lp_html_raw(h, "</ul>\n");
+    }
     lp_html_raw(h, "<div class=\"lp-cols\">\n");
     const lp_trace *t = d->trace;
     if (t) {

@@ -155,6 +155,11 @@ typedef struct lp_report_data {
     size_t ninputs;
     uint64_t input_errors;        /* errors reported while loading (records skipped) */
     uint64_t input_warnings;
+    /* what the analysis counted or adjusted in the data beyond loading (e.g. a kernel
+       graph's reordered events, inferred context switches), one sentence each, shown in
+       the overview; may be NULL */
+    const char *const *adjust;
+    size_t nadjust;
 } lp_report_data;
 
 /* Options; lp_report_opts_init sets the defaults given here. */
