@@ -69,6 +69,9 @@ int cli_load_trace(const cli_load *o, char **paths, int npaths, lp_trace **out, 
 int cli_find_runs(const cli_load *o, char **paths, int npaths, lp_runs *runs);
 /* Print the diagnostics summary of a sink to stderr. */
 void cli_print_diags(const lp_diags *ds, size_t max);
+/* The same, the count line headed by `label` instead of "input" (a command that reports
+ * two sets, e.g. the trace's loading and its own analysis, names each once). */
+void cli_print_diags_as(const lp_diags *ds, size_t max, const char *label);
 
 /* ---- values (values.c) ----------------------------------------------------------------- */
 

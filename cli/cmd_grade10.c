@@ -571,7 +571,10 @@ static int analyse(g10_in *g, const g10_args *o, const lp_g10_model *m, const ch
         st = lp_g10_issues_find(at, o->threshold, &is, &err);
     lp_g10_path path = {0};
     int have_path = !st && g->t && critical_path(g->t, at, &path);
-    cli_print_diags(&g->ds, o->load.quiet ? 0 : (o->load.max_diags ? o->load.max_diags : 20));
+    /* a trace's own loading reported its diagnostics already: these are the model's,
+       the monitoring's and the attribution's */
+    cli_print_diags_as(&g->ds, o->load.quiet ? 0 : (o->load.max_diags ? o->load.max_diags : 20),
+                       g->t ? "model, monitoring and attribution" : "input");
     int rc = 0;
     if (st) {
         rc = cli_fail("grade10", &err);

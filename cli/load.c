@@ -24,7 +24,9 @@ const cli_opt cli_diag_opts[] = {
     CLI_END,
 };
 
-void cli_print_diags(const lp_diags *ds, size_t max)
+void cli_print_diags(const lp_diags *ds, size_t max) { cli_print_diags_as(ds, max, "input"); }
+
+void cli_print_diags_as(const lp_diags *ds, size_t max, const char *label)
 {
     char buf[1024];
     size_t shown = 0;
@@ -36,7 +38,7 @@ void cli_print_diags(const lp_diags *ds, size_t max)
     if (total > shown && max) /* -q (max 0): only the counts below */
         fprintf(stderr, "... and %llu more\n", (unsigned long long)(total - shown));
     if (total) {
-        fprintf(stderr, "input: %llu error%s, %llu warning%s (", (unsigned long long)ds->nerrors,
+        fprintf(stderr, "%s: %llu error%s, %llu warning%s (", label, (unsigned long long)ds->nerrors,
                 ds->nerrors == 1 ? "" : "s", (unsigned long long)ds->nwarnings, ds->nwarnings == 1 ? "" : "s");
         int first = 1;
         for (int r = 0; r < LP_RULE_COUNT; r++)
