@@ -22,7 +22,7 @@ typedef struct cli_khost {
     const char *name, *source; /* in the graph's / the reader's strings: copied here */
     char *name_own, *source_own;
     uint64_t nev, nreordered, nlost, nbad, nother, nsock, bytes;
-    uint32_t ncpus, nstreams;
+    uint32_t ncpus, nstreams, nchunks;
 } cli_khost;
 
 typedef struct cli_kgraph {

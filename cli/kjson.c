@@ -140,6 +140,7 @@ static void clocks(lp_jsonw *j, const cli_kgraph *k)
             lp_jsonw_ku64(j, "events", x->nev);
             lp_jsonw_ku64(j, "cpus", x->ncpus);
             lp_jsonw_ku64(j, "streams", x->nstreams);
+            lp_jsonw_ku64(j, "pieces", x->nchunks);
             lp_jsonw_ku64(j, "bytes", x->bytes);
             lp_jsonw_ku64(j, "reordered", x->nreordered);
             lp_jsonw_ku64(j, "lost", x->nlost);

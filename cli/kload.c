@@ -42,6 +42,7 @@ static int keep_hosts(cli_kgraph *k, const lp_ktrace *kt)
         d->nev = s->nev, d->nreordered = s->nreordered, d->nlost = s->nlost, d->nbad = s->nbad;
         d->nother = s->nother, d->nsock = s->nsock, d->bytes = s->bytes, d->ncpus = s->ncpus;
         d->nstreams = s->nstreams;
+        d->nchunks = s->nchunks;
     }
     return 0;
 }

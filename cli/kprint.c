@@ -142,6 +142,9 @@ static void adjustments(const cli_kgraph *k)
                x->name, (unsigned long long)x->nev, x->ncpus, x->nstreams, (unsigned long long)x->bytes,
                (unsigned long long)x->nreordered, (unsigned long long)x->nlost, (unsigned long long)x->nbad,
                (unsigned long long)x->nother);
+        if (x->nchunks > 1)
+            printf("  %-17s joined from %u traces that follow each other in time (pieces of one run)\n", x->name,
+                   x->nchunks);
     }
     if (k->from_index)
         printf("  graph mapped from its index (built from %llu events; %llu reordered, %llu lost)\n",

@@ -137,6 +137,7 @@ typedef struct lp_khost {
                            (each reported to the diagnostics with file and position) */
     uint32_t nstreams;  /* CTF data streams (ftrace: CPUs seen) */
     uint64_t bytes;     /* size of the input read (stream files or text) */
+    uint32_t nchunks;   /* traces joined into this host (pieces of one run in time order), >= 1 */
 } lp_khost;
 
 /* The addresses of socket `sk` at time `ts` (the latest entry learnt at or before ts,

@@ -261,7 +261,7 @@ static lp_status fill_context(lp_kev *ev, uint64_t n, uint32_t ncpus, lp_error *
 
 /* ---- 4. socket addresses ---------------------------------------------------------------- */
 
-static int sock_cmp(const void *x, const void *y)
+int khost_sock_cmp(const void *x, const void *y)
 {
     const lp_ksock *a = x, *b = y;
     if (a->sk != b->sk)
@@ -305,7 +305,7 @@ static lp_status build_socks(lp_khost *h, lp_error *err)
         return st;
     }
     if (n > 1)
-        qsort(tab, n, sizeof *tab, sock_cmp); /* entries of one sk are already in time order */
+        qsort(tab, n, sizeof *tab, khost_sock_cmp); /* entries of one sk are already in time order */
     h->sock = tab;
     h->nsock = n;
     return LP_OK;
@@ -366,6 +366,7 @@ lp_status khb_finish(khb *b, lp_error *err)
     h.nbad = b->nbad;
     h.nstreams = b->nst;
     h.bytes = b->bytes;
+    h.nchunks = 1;
     kt->host = nh;
     kt->host[kt->nhosts++] = h;
     khb_release(b);

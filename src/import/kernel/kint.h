@@ -109,6 +109,13 @@ lp_status khb_name(khb *b, int kind, const char *s, size_t n, lp_str *out, lp_er
 /* Merge the streams into a new host of b->kt (appended to kt->host). The builder's
  * streams are freed either way. */
 lp_status khb_finish(khb *b, lp_error *err);
+/* Order of lp_ksock entries: by (sk, ts). */
+int khost_sock_cmp(const void *x, const void *y);
+/* Hosts of kt that are pieces of one host (same name, times one after the other: LTTng
+ * session rotation's archive chunks, an ftrace recording split in files) joined into the
+ * first piece, in time order (kchunk.c); overlapping pieces of one name stay apart with
+ * a warning. */
+lp_status khost_join_chunks(lp_ktrace *kt, lp_diags *diags, lp_error *err);
 
 /* ---- the readers ------------------------------------------------------------------------ */
 

@@ -10,7 +10,9 @@
  *  - any other file: ftrace text (tracefs `trace` / `trace_pipe`, `trace-cmd report`,
  *    `longpole record`'s kernel.ftrace), plain, gzip or zstd; one host.
  * A host is named by its trace (CTF env hostname; ftrace: the recorder's header line),
- * else by its directory or file name. Hosts keep the order of the paths.
+ * else by its directory or file name. Hosts keep the order of the paths. Traces of one
+ * host name that follow each other in time are pieces of one run (LTTng rotation chunks,
+ * split recordings) and are joined into one host (kchunk.c).
  */
 #include "import/kernel/kint.h"
 #include "longpole/base/alloc.h"
@@ -226,6 +228,8 @@ lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diag
         if (st)
             lp_error_push(err, "reading kernel trace '%s'", paths[i]);
     }
+    if (!st)
+        st = khost_join_chunks(kt, diags, err);
     if (st) {
         lp_ktrace_free(kt);
         return st;

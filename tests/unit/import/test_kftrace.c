@@ -313,6 +313,62 @@ static void test_socks(void)
     lp_ktrace_free(kt);
 }
 
+/* One piece of a host: events at the given stamps on CPU 0, one socket entry at the first. */
+static void piece(lp_ktrace *kt, const char *name, const int64_t *ts, size_t n)
+{
+    lp_error err;
+    khb b;
+    khb_init(&b, kt, &DS, name);
+    for (size_t i = 0; i < n; i++) {
+        lp_kev e = {.ts = ts[i], .type = LP_KEV_SCHED_WAKEUP, .tid = (int32_t)i + 1, .tid2 = -1, .ctx_tid = 7};
+        CHECK(khb_push(&b, 0, &e, &err) == LP_OK);
+    }
+    lp_kev so = {.ts = ts[0], .type = LP_KEV_SOCK_ADDR, .key = (uint64_t)ts[0], .a = 1, .b = 2, .tid = -1, .tid2 = -1,
+                 .ctx_tid = -1};
+    CHECK(khb_push(&b, 1, &so, &err) == LP_OK);
+    CHECK(khb_str(&b, name, strlen(name), &b.name, &err) == LP_OK);
+    CHECK(khb_str(&b, name, strlen(name), &b.source, &err) == LP_OK);
+    CHECK(khb_finish(&b, &err) == LP_OK);
+}
+
+/* Pieces of one host name that follow each other in time are joined in time order
+ * (given in any order), other hosts keep their place, overlapping pieces stay apart
+ * with a warning. */
+static void test_chunks(void)
+{
+    lp_ktrace *kt;
+    lp_error err;
+    CHECK(lp_ktrace_new(&kt, &err) == LP_OK);
+    static const int64_t a2[] = {30, 35, 40}, b1[] = {5, 50}, a1[] = {10, 20, 30}, c1[] = {1, 9}, c2[] = {5, 6};
+    piece(kt, "a", a2, 3);
+    piece(kt, "b", b1, 2);
+    piece(kt, "a", a1, 3);
+    piece(kt, "c", c1, 2);
+    piece(kt, "c", c2, 2);
+    uint64_t w0 = DS.nwarnings;
+    CHECK(khost_join_chunks(kt, &DS, &err) == LP_OK);
+    CHECK_EQ_I(kt->nhosts, 4);
+    CHECK_EQ_I(DS.nwarnings - w0, 1); /* c: overlapping */
+    if (kt->nhosts == 4) {
+        const lp_khost *a = &kt->host[0];
+        CHECK_STR(lp_strtab_get(&kt->strs, a->name), "a");
+        CHECK_EQ_I(a->nchunks, 2);
+        CHECK_EQ_I(a->nev, 8);
+        CHECK_EQ_I(a->nsock, 2);
+        for (uint64_t i = 1; i < a->nev; i++)
+            CHECK(a->ev[i - 1].ts <= a->ev[i].ts);
+        CHECK_EQ_I(a->ev[0].ts, 10);
+        CHECK_EQ_I(a->ev[a->nev - 1].ts, 40);
+        CHECK(a->sock[0].sk < a->sock[1].sk);
+        CHECK_STR(lp_strtab_get(&kt->strs, kt->host[1].name), "b");
+        CHECK_EQ_I(kt->host[1].nchunks, 1);
+        CHECK_STR(lp_strtab_get(&kt->strs, kt->host[2].name), "c");
+        CHECK_STR(lp_strtab_get(&kt->strs, kt->host[3].name), "c");
+        CHECK_EQ_I(kt->host[2].nev + kt->host[3].nev, 6); /* 2 events and a socket entry each */
+    }
+    lp_ktrace_free(kt);
+}
+
 static void test_alloc_failures(void)
 {
     /* every allocation of a read may fail: an error, never a crash or a leak */
@@ -349,6 +405,7 @@ int main(void)
     test_order();
     test_context();
     test_socks();
+    test_chunks();
     test_alloc_failures();
     if (KT)
         lp_ktrace_free(KT);
