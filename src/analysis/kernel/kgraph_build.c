@@ -147,6 +147,8 @@ static void report(const build *b, const lp_kgraph *g)
     if (!b->diags)
         return;
     for (uint32_t h = 0; h < b->kt->nhosts; h++) {
+        if (b->partial && !b->kt->host[h].nev)
+            continue; /* an absent host (partial builds): nothing to report */
         const khost_out *o = &b->outs[h];
         const char *src = lp_strtab_get(&b->kt->strs, b->kt->host[h].source);
         for (unsigned i = 0; i < o->nnotes; i++)
