@@ -93,7 +93,7 @@ static double now_s(void)
 /* One rank's figures, gathered at rank 0 for --stats. */
 typedef struct dk_rank {
     lp_dist_counters setup, query;
-    double cpu_setup, cpu_query;
+    double cpu_setup, cpu_query, cpu_eci;
     uint64_t served, hosts;
 } dk_rank;
 
@@ -188,6 +188,7 @@ static int run(dk_run *R, cli_kquery *q, const cli_kout *o)
     R->wall_setup = now_s() - w0;
     R->me.cpu_setup = lp_dist_cpu_seconds() - c0;
     R->me.setup = lp_dist_counters_get(D->d);
+    R->me.cpu_eci = k->cpu_eci;
     lp_dist_counters_reset(D->d);
     if (rc)
         return rc;
@@ -258,13 +259,13 @@ static void stats_json(const dk_run *R)
         printf("%s{\"rank\": %d, \"hosts\": %llu, \"requests\": %llu, \"served\": %llu, "
                "\"setup\": {\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_recv\": %llu, \"bytes_recv\": %llu}, "
                "\"query\": {\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_recv\": %llu, \"bytes_recv\": %llu}, "
-               "\"cpu_setup_s\": %.6f, \"cpu_query_s\": %.6f}",
+               "\"cpu_setup_s\": %.6f, \"cpu_eci_s\": %.6f, \"cpu_query_s\": %.6f}",
                r ? ", " : "", r, (unsigned long long)x->hosts, (unsigned long long)(k->req_to ? k->req_to[r] : 0),
                (unsigned long long)x->served, (unsigned long long)x->setup.msgs_sent,
                (unsigned long long)x->setup.bytes_sent, (unsigned long long)x->setup.msgs_recv,
                (unsigned long long)x->setup.bytes_recv, (unsigned long long)x->query.msgs_sent,
                (unsigned long long)x->query.bytes_sent, (unsigned long long)x->query.msgs_recv,
-               (unsigned long long)x->query.bytes_recv, x->cpu_setup, x->cpu_query);
+               (unsigned long long)x->query.bytes_recv, x->cpu_setup, x->cpu_eci, x->cpu_query);
     }
     printf("]}}\n");
 }

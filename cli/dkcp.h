@@ -38,6 +38,7 @@ typedef struct dkcp {
     int have_m;
     uint64_t read_errors, read_warnings;
     uint64_t nserved;        /* requests this rank answered */
+    double cpu_eci;          /* CPU seconds making (and at rank 0 merging) the ECIs */
     /* rank 0 */
     lp_ktrace *skel;         /* [nh] the ECIs */
     uint64_t **orig, *nev_read;

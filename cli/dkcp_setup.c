@@ -130,6 +130,7 @@ static int eci_step(dkcp *k)
             cli_dist_err(k->D, "rank %d could not read its host trace (its message above says which); no path", who);
         return rc;
     }
+    double c0 = lp_dist_cpu_seconds();
     lp_dbuf b = {0};
     for (uint32_t h = 0; h < k->nh; h++)
         if (dk_host_is_mine(k, h) && lp_keci_pack_host(k->own, h, h, 1, &b, &err))
@@ -148,6 +149,7 @@ static int eci_step(dkcp *k)
     if (!rc && k->D->rank == 0)
         rc = merge_ecis(k, all, total);
     lp_free(all);
+    k->cpu_eci = lp_dist_cpu_seconds() - c0;
     if ((rc = cli_dist_agree(k->D, rc, NULL)))
         return rc;
     /* the match and the host names, to every rank */
