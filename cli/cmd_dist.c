@@ -13,8 +13,8 @@
 
 const cli_spec cli_spec_dist = {
     .cmd = "dist",
-    .usage = "usage: mpirun -n K longpole dist SUBCOMMAND [OPTIONS] INPUT...\n"
-             "       longpole dist SUBCOMMAND [OPTIONS] INPUT...   (one rank)\n",
+    .usage = "usage: longpole dist SUBCOMMAND [OPTIONS] INPUT...      (one rank)\n"
+             "       mpirun -n K longpole dist SUBCOMMAND [OPTIONS] INPUT...\n",
     .about = "An analysis spread over the ranks of an Open MPI job: each rank reads only its\n"
              "share of the inputs (input i belongs to rank i mod K), rank 0 coordinates and\n"
              "alone prints; the answer is the single-process command's, byte for byte\n"
