@@ -4,8 +4,8 @@
  * equals `cp --thread`'s.
  *
  * Invariants: host i of the command line is host i everywhere (the graph's host index)
- * and is owned by rank i mod K; `own` holds the events of this rank's hosts only, `full`
- * (rank 0) those of the hosts fetched so far (have[h]); the match `m` is the one of the
+ * and is owned by rank i mod K; `own` holds the events of this rank's hosts only and `own_g`
+ * their graph; `parts` (rank 0) the graph parts of the hosts fetched so far (have[h]); the match `m` is the one of the
  * whole traces on every rank once the set-up is done.
  */
 #ifndef LP_CLI_DKCP_H
@@ -36,6 +36,8 @@ typedef struct dkcp {
     uint8_t *sent;           /* [nh] hosts this rank has sent to rank 0 */
     lp_kmatch m;
     int have_m;
+    lp_kgraph *own_g;        /* the graph of this rank's hosts (a partial build) */
+    uint32_t *own_sv, *own_tv; /* [m.npk] its packets' send and target vertices */
     uint64_t read_errors, read_warnings;
     uint64_t nserved;        /* requests this rank answered */
     double cpu_eci;          /* CPU seconds making (and at rank 0 merging) the ECIs */
@@ -44,7 +46,7 @@ typedef struct dkcp {
     uint64_t **orig, *nev_read;
     uint8_t *verdict;        /* [nh] 0 no such thread, 1 found, 2 ambiguous there */
     dk_totals tot;
-    lp_ktrace *full;         /* [nh] hosts fetched */
+    lp_dbuf *parts;          /* [nh] graph parts of the hosts fetched (have[h]) */
     uint8_t *have;
     uint64_t *req_to;        /* [size] requests sent to each rank */
     uint64_t ndeps, nrounds, nfetched;

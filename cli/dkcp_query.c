@@ -22,15 +22,22 @@ static int nomem(dkcp *k)
     return LP_EXIT_NOMEM;
 }
 
-/* The reply to a request: u32 count, then that many packed hosts (this rank's). */
+/* The reply to a request: u32 count, then that many graph parts of this rank's hosts,
+ * each as u64 length + bytes. */
 static int pack_reply(dkcp *k, const uint32_t *hosts, uint32_t n, lp_dbuf *out)
 {
     lp_error err;
     lp_error_clear(&err);
     lp_dbuf_u32(out, n);
     for (uint32_t i = 0; i < n; i++) {
-        if (lp_keci_pack_host(k->own, hosts[i], hosts[i], 0, out, &err))
+        lp_dbuf part = {0};
+        if (lp_keci_pack_part(k->own_g, hosts[i], &k->m, k->own_sv, k->own_tv, &part, &err)) {
+            lp_dbuf_release(&part);
             return cli_dist_fail(k->D, &err);
+        }
+        lp_dbuf_u64(out, part.n);
+        lp_dbuf_put(out, part.p, part.n);
+        lp_dbuf_release(&part);
         k->sent[hosts[i]] = 1;
     }
     return out->fail ? nomem(k) : 0;
@@ -91,11 +98,9 @@ int dk_serve(dkcp *k)
     }
 }
 
-/* Rank 0: unpack a reply into `full`. */
+/* Rank 0: keep the parts of a reply. */
 static int take_reply(dkcp *k, const void *buf, size_t n)
 {
-    lp_error err;
-    lp_error_clear(&err);
     lp_drd r = lp_drd_init(buf, n);
     uint32_t cnt = lp_drd_u32(&r);
     if (cnt == UINT32_MAX) {
@@ -103,14 +108,21 @@ static int take_reply(dkcp *k, const void *buf, size_t n)
         return LP_EXIT_INTERNAL;
     }
     for (uint32_t i = 0; i < cnt && !r.bad; i++) {
-        uint32_t h;
-        if (lp_keci_unpack_host(&r, k->full, &h, NULL, NULL, &err))
-            return cli_dist_fail(k->D, &err);
+        uint64_t len = lp_drd_u64(&r);
+        const void *p = r.bad || len > r.n - r.off ? NULL : lp_drd_get(&r, (size_t)len);
+        uint32_t h = p ? lp_keci_part_host(p, (size_t)len) : UINT32_MAX;
+        if (h >= k->nh || k->have[h]) {
+            r.bad = 1;
+            break;
+        }
+        lp_dbuf_put(&k->parts[h], p, (size_t)len);
+        if (k->parts[h].fail)
+            return nomem(k);
         k->have[h] = 1;
         k->nfetched++;
     }
     if (r.bad) {
-        cli_dist_err(k->D, "a reply of %zu bytes is not a list of hosts", n);
+        cli_dist_err(k->D, "a reply of %zu bytes is not a list of graph parts", n);
         return LP_EXIT_INTERNAL;
     }
     return 0;
@@ -253,12 +265,18 @@ static int round_path(dkcp *k, cli_kquery *q, const char *from, const char *to, 
 {
     lp_error err;
     lp_error_clear(&err);
-    lp_kgraph_opts go = {.no_sync = k->no_sync, .partial = 1, .pk_target_v = tv};
     lp_kgraph_free(*g);
     *g = NULL;
     lp_kcp_breakdown_release(&q->bd);
     lp_kcp_release(&q->cp);
-    if (lp_kgraph_build(k->full, &k->m, &go, NULL, g, &err))
+    const char **names = lp_malloc(k->nh * sizeof *names);
+    if (!names)
+        return nomem(k);
+    for (uint32_t h = 0; h < k->nh; h++)
+        names[h] = lp_strtab_get(&k->skel->strs, k->skel->host[h].name);
+    lp_status st = lp_keci_assemble(k->nh, names, k->parts, &k->m, !k->no_sync, g, tv, &err);
+    lp_free(names);
+    if (st)
         return cli_dist_fail(k->D, &err);
     cli_kgraph kg;
     memset(&kg, 0, sizeof kg);
@@ -275,20 +293,13 @@ int dk_query(dkcp *k, cli_kquery *q, const char *from, const char *to, lp_kgraph
     uint8_t *need = lp_calloc(k->nh, 1);
     k->have = lp_calloc(k->nh, 1);
     k->req_to = lp_calloc((size_t)k->D->size, sizeof *k->req_to);
-    int rc = !tv || !need || !k->have || !k->req_to ? nomem(k) : 0;
-    if (!rc && lp_keci_ktrace_new(k->nh, &k->full, &err))
-        rc = cli_dist_fail(k->D, &err);
+    k->parts = lp_calloc(k->nh, sizeof *k->parts);
+    int rc = !tv || !need || !k->have || !k->req_to || !k->parts ? nomem(k) : 0;
     for (uint32_t h = 0; !rc && h < k->nh; h++) /* the thread's hosts */
         if (k->verdict[h])
             rc = fetch_owner(k, h);
     while (!rc) {
-        for (uint32_t h = 0; h < k->nh; h++) { /* absent hosts keep their names */
-            const char *s = lp_strtab_get(&k->skel->strs, k->skel->host[h].name);
-            if (!k->have[h] && k->full->host[h].name == LP_STR_NONE &&
-                lp_strtab_intern(&k->full->strs, s, strlen(s), &k->full->host[h].name))
-                rc = nomem(k);
-        }
-        if (rc || (rc = round_path(k, q, from, to, g, tv)))
+        if ((rc = round_path(k, q, from, to, g, tv)))
             break;
         k->nrounds++;
         memset(need, 0, k->nh);

@@ -253,9 +253,7 @@ static int part_step(dkcp *k, lp_dbuf *out)
             rc = nomem(k);
     }
     lp_diags_release(&ds);
-    lp_kgraph_free(g);
-    lp_free(sv);
-    lp_free(tv);
+    k->own_g = g, k->own_sv = sv, k->own_tv = tv; /* kept: the parts requests ask for */
     return rc;
 }
 
@@ -389,7 +387,12 @@ void dk_release(dkcp *k)
 {
     lp_ktrace_free(k->own);
     lp_ktrace_free(k->skel);
-    lp_ktrace_free(k->full);
+    for (uint32_t h = 0; k->parts && h < k->nh; h++)
+        lp_dbuf_release(&k->parts[h]);
+    lp_free(k->parts);
+    lp_kgraph_free(k->own_g);
+    lp_free(k->own_sv);
+    lp_free(k->own_tv);
     lp_hmap_release(&k->keys);
     if (k->have_m)
         lp_kmatch_release(&k->m);

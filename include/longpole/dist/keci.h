@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "longpole/dist/dbuf.h"
 #include "longpole/import/kernel.h"
+#include "longpole/analysis/kernel/kgraph.h"
 
 /* Append host h of kt, packed, to out: every event, or only its skeleton. `index` is
  * the host's place among all the job's hosts (the order of the command line). */
@@ -54,5 +55,26 @@ static inline uint64_t lp_keci_key(const lp_kev *e)
 {
     return ((uint64_t)(uint32_t)e->a << 32 | (uint32_t)e->b) * 0x9E3779B97F4A7C15ull ^ (e->flags & 0xffffu);
 }
+
+/* ---- host graph parts (what the query moves instead of events) -------------------------
+ * A host's part of the execution graph: its workers, their vertices, the links inside
+ * the host, its unmatched TCP keys and the vertices of its packets' ends (send vertex,
+ * receive target), taken from a graph that holds that host's part exactly (a partial
+ * build with the whole match, lp_kgraph_opts.partial). Rank 0 assembles the parts of
+ * the hosts it has, with the network links between them decided as lp_kgraph_build
+ * decides them (an end without context: no link; received no later than sent: no
+ * link), into a graph equal, for those hosts, to the whole graph. */
+
+/* Append host h's part of g to out; sv, tv ([m->npk]) the vertices of g's packet ends. */
+lp_status lp_keci_pack_part(const lp_kgraph *g, uint32_t h, const lp_kmatch *m, const uint32_t *sv,
+                            const uint32_t *tv, lp_dbuf *out, lp_error *err);
+/* The host index of a packed part (UINT32_MAX if the bytes are not one). */
+uint32_t lp_keci_part_host(const void *buf, size_t n);
+/* Assemble a graph of nhosts hosts named names[h] from parts[h] (NULL: the host is
+ * absent) with the clocks of m applied when sync; *tv ([m->npk], may be NULL) receives
+ * each packet's target vertex in it (LP_NONE32: absent or none). The graph's stats are
+ * zero. LP_ERR_FORMAT for bytes that are not a part, or a graph that breaks an invariant. */
+lp_status lp_keci_assemble(uint32_t nhosts, const char *const *names, const lp_dbuf *parts, const lp_kmatch *m,
+                           int sync, lp_kgraph **out, uint32_t *tv, lp_error *err);
 
 #endif
