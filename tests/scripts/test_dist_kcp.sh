@@ -18,8 +18,12 @@ if ! command -v mpirun > /dev/null; then echo "skip: mpirun is not installed (ap
 if [ ! -d "$data/scp_src" ]; then echo "skip: $data is absent"; exit 77; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LONGPOLE_NO_PROGRESS=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-# under ASan: Open MPI's own leaks only (never longpole's)
-export LSAN_OPTIONS="suppressions=$src/tests/scripts/lsan_openmpi.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+# keep Open MPI's components loaded to the end, so that LSan sees whose leaks they are
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+# under ASan: Open MPI's own leaks only (never longpole's); the slow unwinder walks
+# through Open MPI's frames, so that its leaks are named by its libraries
+export LSAN_OPTIONS="suppressions=$src/tests/scripts/lsan_openmpi.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mpi() { local k=$1; shift; timeout 120 mpirun --oversubscribe -n "$k" "$lp" dist kcp "$@"; }
 if ! mpi 1 --thread 7421 "$data/scp_dest" "$data/scp_src" > /dev/null 2> "$tmp/err"; then
