@@ -1,0 +1,114 @@
+/* cmd_dist.c: `longpole dist SUBCOMMAND ...` (distcli.h, docs/distributed.md): opens
+ * the communicator (MPI under mpirun, else one rank), runs the subcommand on every rank,
+ * closes it. Rank 0 alone prints results; the other ranks print only their failures,
+ * naming their rank. A build without MPI refuses with "built without MPI" (exit 5, the
+ * status of an unsupported input) when started by mpirun, and runs as one rank otherwise.
+ */
+#include "distcli.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+const cli_spec cli_spec_dist = {
+    .cmd = "dist",
+    .usage = "usage: longpole dist SUBCOMMAND [OPTIONS] INPUT...      (one rank)\n"
+             "       mpirun -n K longpole dist SUBCOMMAND [OPTIONS] INPUT...\n",
+    .about = "An analysis spread over the ranks of an Open MPI job: each rank reads only its\n"
+             "share of the inputs (input i belongs to rank i mod K), rank 0 coordinates and\n"
+             "alone prints; the answer is the single-process command's, byte for byte\n"
+             "(docs/distributed.md). Subcommands: kcp (a thread's critical path in kernel\n"
+             "traces, one trace per host: `cp --thread` spread over the hosts).\n",
+    .notes = "`longpole help dist` prints every subcommand's options; `--stats` adds what moved\n"
+             "between ranks (messages, bytes, requests, CPU seconds per rank, wall time).\n",
+    .operands = CLI_OPERANDS,
+};
+
+void cli_dist_err(const cli_dist *D, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "longpole dist %s: rank %d: ", D->sub ? D->sub : "", D->rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_dist_fail(const cli_dist *D, const lp_error *err)
+{
+    cli_dist_err(D, "%s", err->msg[0] ? err->msg : lp_status_str(err->status));
+    return cli_exit_for(err->status);
+}
+
+int cli_dist_agree(cli_dist *D, int rc, int *who)
+{
+    uint64_t w[2] = {(uint64_t)(rc < 0 ? LP_EXIT_INTERNAL : rc), rc ? (uint64_t)D->rank + 1 : 0};
+    lp_error err;
+    lp_error_clear(&err);
+    if (lp_dist_allreduce_u64(D->d, w, 2, LP_DIST_MAX, &err)) {
+        cli_dist_fail(D, &err);
+        return LP_EXIT_INTERNAL;
+    }
+    if (who)
+        *who = w[1] ? (int)w[1] - 1 : -1;
+    return (int)w[0];
+}
+
+int cli_dist_parse(cli_dist *D, const cli_spec *s, int argc, char **argv, void *args, cli_args *a)
+{
+    if (D->rank == 0)
+        return cli_parse(s, argc, argv, args, a);
+    /* the same parse on every rank: only rank 0 says what is wrong */
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, 2);
+    int rc = cli_parse(s, argc, argv, args, a);
+    fflush(stderr);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, 2);
+    if (saved >= 0)
+        close(saved);
+    if (null >= 0)
+        close(null);
+    return rc;
+}
+
+static const cli_dist_command *find_sub(const char *name)
+{
+    for (const cli_dist_command *c = cli_dist_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+int cmd_dist(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage("dist", "no subcommand given (see `longpole help dist`)");
+    const cli_dist_command *c = find_sub(argv[1]);
+    if (!c)
+        return cli_usage("dist", "unknown subcommand '%s' (see `longpole help dist`)", argv[1]);
+    if (lp_dist_launched() && !lp_dist_have_mpi()) {
+        fprintf(stderr, "longpole dist: built without MPI, but started by an MPI launcher: rebuild with "
+                        "libopenmpi-dev installed (docs/distributed.md), or run without mpirun (one rank)\n");
+        return LP_EXIT_FORMAT;
+    }
+    lp_error err;
+    lp_error_clear(&err);
+    cli_dist D = {NULL, 0, 1, c->name};
+    if (lp_dist_open(&D.d, &err))
+        return cli_fail("dist", &err);
+    D.rank = lp_dist_rank(D.d), D.size = lp_dist_size(D.d);
+    int rc = c->run(&D, argc - 1, argv + 1);
+    fflush(stdout);
+    lp_dist_close(D.d);
+    return rc;
+}
+
+void cli_dist_help(FILE *out)
+{
+    for (const cli_dist_command *c = cli_dist_commands; c->name; c++)
+        cli_spec_print(out, c->spec);
+}
