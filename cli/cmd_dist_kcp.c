@@ -127,6 +127,7 @@ static void print_answer(dk_run *R, lp_kgraph *g, cli_kquery *q, const cli_kout 
         x->nev = k->nev_read[h], x->nreordered = H->nreordered, x->nlost = H->nlost, x->nbad = H->nbad;
         x->nother = H->nother, x->nsock = H->nsock, x->bytes = H->bytes, x->ncpus = H->ncpus;
         x->nstreams = H->nstreams;
+        x->nchunks = H->nchunks;
     }
     kg.nhosts_read = k->nh;
     kg.m = k->m;
