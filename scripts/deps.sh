@@ -7,6 +7,7 @@ purpose=${1:-build}
 pkgs="cmake make ninja-build gcc libc6-dev pkg-config zlib1g-dev libzstd-dev libxxhash-dev"
 pkgs="$pkgs libsqlite3-dev libmicrohttpd-dev" # export --sqlite, serve (issue 6)
 pkgs="$pkgs libbabeltrace2-dev" # LTTng CTF through libbabeltrace2 (issue 13): the fallback and differential test of the direct decoder
+pkgs="$pkgs libopenmpi-dev" # `longpole dist` over Open MPI (issue 14)
 case "$purpose" in
   build) ;;
   test) pkgs="$pkgs python3 jq" ;;
@@ -19,6 +20,8 @@ case "$purpose" in test|ci) pkgs="$pkgs sqlite3 curl" ;; esac # SQLite and serve
 case "$purpose" in test|ci) pkgs="$pkgs chromium" ;; esac
 # linux-perf: the recorder's call-stack source (`longpole record`, CrystalPerf, issue 16) and its tests
 case "$purpose" in test|ci|bench) pkgs="$pkgs linux-perf" ;; esac
+# openmpi-bin: mpirun for `longpole dist`, its tests (test_dist_*.sh) and bench/dist (issue 14)
+case "$purpose" in test|ci|bench) pkgs="$pkgs openmpi-bin" ;; esac
 missing=""
 for p in $pkgs; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
