@@ -169,13 +169,14 @@ int cmd_record(int argc, char **argv);
 int cmd_grade10(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_dist(int argc, char **argv); /* `mpirun -n K longpole dist ANALYSIS` (cmd_dist.c) */
 
 extern const cli_spec cli_spec_cp, cli_spec_check, cli_spec_convert, cli_spec_info, cli_spec_summary,
     cli_spec_stream, cli_spec_stream_emit, cli_spec_spans, cli_spec_skew, cli_spec_infer, cli_spec_requests,
     cli_spec_report, cli_spec_serve, cli_spec_export, cli_spec_export_sqlite, cli_spec_generate,
     cli_spec_generate_requests, cli_spec_demo, cli_spec_help, cli_spec_classify,
     cli_spec_resources, cli_spec_whatif, cli_spec_record, cli_spec_monitor, cli_spec_grade10, cli_spec_cp_thread,
-    cli_spec_index;
+    cli_spec_index, cli_spec_dist;
 
 /* Print the help of one topic (or the overview if NULL); returns 0 if known. */
 int cli_help_topic(FILE *out, const char *topic);

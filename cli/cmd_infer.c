@@ -2,6 +2,7 @@
  * rejection (Mystery Machine, OSDI'14 §4.1-4.2; docs/analyses/mystery-inference.md),
  * written to a model file (docs/formats/mystery-model.md) and refined incrementally. */
 #include "reqcli.h"
+#include "infdist.h"
 #include "longpole/analysis/mystery/causal.h"
 
 #include <errno.h>
@@ -139,10 +140,12 @@ static int open_model(const infer_args *a, infer_run *r)
 
 /* Load the logs, correct the skew, refine the model, derive pipelines, write it, and
  * compare with --diff. */
-static int infer(infer_args *a, infer_run *r, const char *out, FILE *so)
+static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_infdist *id)
 {
-    int rc;
-    if ((rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors)) != 0)
+    int rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors);
+    if (id && (rc = cli_infdist_agree(id, rc)) != 0) /* a rank that could not load stops every rank */
+        return rc;
+    if (rc)
         return rc;
     if ((rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk)) != 0)
         return rc;
@@ -158,13 +161,24 @@ static int infer(infer_args *a, infer_run *r, const char *out, FILE *so)
     }
     if (cli_progress_enabled())
         ro.progress = cli_progress;
-    if (lp_causal_map(&r->m, r->rl, &r->map, &err) || lp_causal_refine(&r->m, r->rl, r->map, &ro, &err))
+    lp_status st = lp_causal_map(&r->m, r->rl, &r->map, &err);
+    if (id && !st) { /* this rank's share of the requests */
+        cli_infdist_part(id, &ro.part, &ro.nparts);
+        st = cli_infdist_start(id, &r->m, &err);
+    }
+    if (!st)
+        st = lp_causal_refine(&r->m, r->rl, r->map, &ro, &err);
+    if (id) /* every rank, even after a failure */
+        st = cli_infdist_merge(id, st, &r->m, &err);
+    if (st)
         return cli_fail("infer", &err);
     cli_progress_done();
     reqcli_mark(&a->rq, "infer");
-    if (lp_causal_finish(&r->m, r->rl, r->map, &err))
+    if (id ? cli_infdist_finish(id, &r->m, r->rl, r->map, &err) : lp_causal_finish(&r->m, r->rl, r->map, &err))
         return cli_fail("infer", &err);
     reqcli_mark(&a->rq, "pipelines");
+    if (id && !cli_infdist_root(id))
+        return 0; /* rank 0 writes and prints */
     if (lp_causal_save(&r->m, out, &err))
         return cli_fail("infer", &err);
     reqcli_mark(&a->rq, "write");
@@ -305,7 +319,9 @@ static void print_text(const infer_args *a, const infer_run *r, const char *out,
 
 /* ---- the command ------------------------------------------------------------------------- */
 
-int cmd_infer(int argc, char **argv)
+int cmd_infer(int argc, char **argv) { return cli_infer_main(argc, argv, NULL); }
+
+int cli_infer_main(int argc, char **argv, cli_infdist *id)
 {
     infer_args a;
     cli_args rest;
@@ -322,7 +338,14 @@ int cmd_infer(int argc, char **argv)
     FILE *so = strcmp(out, "-") == 0 ? stderr : stdout; /* the summary goes to stdout unless the model did */
     infer_run r;
     memset(&r, 0, sizeof r);
-    if (!(rc = open_model(&a, &r)) && !(rc = infer(&a, &r, out, so))) {
+    if (id && a.block) {
+        cli_args_release(&cli_spec_infer, &a, &rest);
+        return cli_usage("infer", "--convergence follows the requests in order: not available in `dist infer`");
+    }
+    rc = open_model(&a, &r);
+    if (id) /* a rank that could not open the model stops every rank */
+        rc = cli_infdist_agree(id, rc);
+    if (!rc && !(rc = infer(&a, &r, out, so, id)) && (!id || cli_infdist_root(id))) {
         if (a.json)
             print_json(&a, &r, out, so);
         else

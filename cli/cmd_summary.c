@@ -68,11 +68,15 @@ typedef struct run_ctx {
     cli_sumfmt fmt;
     cli_sumtotal *tot;
     uint64_t nwindows;       /* to analyse: the progress bar (issue 6) */
+    cli_sumdist *sd;         /* `dist summary`: the ranks (NULL: one process) */
+    int merging;             /* dist: rank 0 printing the gathered windows */
 } run_ctx;
 
 static int on_window(void *ctx, const lp_winres *r)
 {
     run_ctx *rc = ctx;
+    if (rc->sd && !rc->merging)
+        return cli_sumdist_keep(rc->sd, r);
     cli_winres_print(stdout, r, &rc->fmt);
     cli_progress_beside("windows", r->index + 1, rc->nwindows); /* issue 6 */
     cli_sumtotal_add(rc->tot, r);
@@ -117,14 +121,20 @@ static lp_status run_windows(const summary_args *a, const lp_trace *t, int64_t f
         have_keys = 1;
     if (!st)
         st = lp_winpool_new(&pool, (unsigned)a->threads, &a->sum.win, on_window, ctx, err);
-    if (!st && !ctx->fmt.json)
+    int root = !ctx->sd || cli_sumdist_root(ctx->sd);
+    if (!st && !ctx->fmt.json && root)
         print_head(t, &g, from, size, step);
     for (uint64_t k = 0; !st && k < g.n; k++)
-        st = lp_winpool_submit(pool, &src, &keys, k, lp_wingrid_ts(&g, k), lp_wingrid_te(&g, k), NULL, err);
+        if (!ctx->sd || cli_sumdist_mine(ctx->sd, k))
+            st = lp_winpool_submit(pool, &src, &keys, k, lp_wingrid_ts(&g, k), lp_wingrid_te(&g, k), NULL, err);
     if (!st)
         st = lp_winpool_finish(pool, err);
+    if (ctx->sd) { /* every rank, even after a failure: no rank waits forever */
+        ctx->merging = 1;
+        st = cli_sumdist_merge(ctx->sd, st, g.n, &keys, &src, on_window, ctx, err);
+    }
     cli_progress_done(); /* issue 6 */
-    if (!st) /* the totals' labels are the keys' */
+    if (!st && root) /* the totals' labels are the keys' */
         cli_sumtotal_print(stdout, ctx->tot, &ctx->fmt);
     lp_winpool_free(pool);
     if (have_keys)
@@ -164,7 +174,9 @@ static int resolve_times(const summary_args *a, const lp_trace *t, int64_t *from
     return 0;
 }
 
-int cmd_summary(int argc, char **argv)
+int cmd_summary(int argc, char **argv) { return cli_summary_main(argc, argv, NULL); }
+
+int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
 {
     summary_args a;
     cli_args rest;
@@ -176,12 +188,16 @@ int cmd_summary(int argc, char **argv)
     if (!(rc = check_args(&a, &rest)))
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
     cli_args_release(&cli_spec_summary, &a, &rest);
+    if (sd && (rc = cli_sumdist_agree(sd, rc)) != 0) { /* a rank that could not load stops every rank */
+        lp_trace_free(t);
+        return rc;
+    }
     int64_t from, to;
     if (rc || (rc = cli_refuse_empty("summary", t)) || (rc = resolve_times(&a, t, &from, &to))) {
         lp_trace_free(t);
         return rc;
     }
-    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0};
+    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0, sd, 0};
     if (!ctx.tot) {
         lp_trace_free(t);
         return LP_EXIT_NOMEM;
