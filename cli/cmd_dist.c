@@ -29,7 +29,7 @@ static const cli_opt dist_opts[] = {
 
 const cli_spec cli_spec_dist = {
     .cmd = "dist",
-    .usage = "usage: mpirun -n K longpole dist [--stats] summary|infer ARGS...\n",
+    .usage = "usage: longpole dist [--stats] summary|infer ARGS...   (under mpirun -n K)\n",
     .about = "Runs an analysis over the K ranks of an MPI job (Open MPI's mpirun; alone, one rank):\n"
              "ARGS are the analysis' own options and inputs, and rank 0 prints exactly what\n"
              "`longpole summary` or `longpole infer` would. summary: each rank analyses the windows\n"

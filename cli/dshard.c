@@ -38,12 +38,13 @@ int dshard_agree(dshard *s, int rc)
         if (w[r])
             first = r;
     int out = first < 0 ? 0 : (int)w[first];
-    if (rc) {
-        fprintf(stderr, "longpole dist %s: rank %d of %d failed (exit status %d) on its input", s->cmd, s->rank,
-                s->size, rc);
-        for (int i = 0; i < s->ninputs; i++)
-            fprintf(stderr, "%s%s", i ? ", " : " ", s->inputs[i]);
-        fprintf(stderr, "\n");
+    if (rc) { /* one write: the ranks' lines do not interleave */
+        char msg[1024];
+        size_t n = (size_t)snprintf(msg, sizeof msg, "longpole dist %s: rank %d of %d failed (exit status %d); its "
+                                    "arguments:", s->cmd, s->rank, s->size, rc);
+        for (int i = 0; i < s->ninputs && n < sizeof msg; i++)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " %s", s->inputs[i]);
+        fprintf(stderr, "%s\n", msg);
     } else if (first >= 0 && s->rank == 0) {
         fprintf(stderr, "longpole dist %s: stopped: rank %d failed (exit status %d; its message above)\n", s->cmd,
                 first, out);
