@@ -15,6 +15,7 @@ static const struct {
 } subs[] = {
     {"summary", cmd_dist_summary},
     {"infer", cmd_dist_infer},
+    {"spans", cmd_dist_spans},
 };
 
 typedef struct dist_args {
@@ -29,12 +30,13 @@ static const cli_opt dist_opts[] = {
 
 const cli_spec cli_spec_dist = {
     .cmd = "dist",
-    .usage = "usage: longpole dist [--stats] summary|infer ARGS...   (under mpirun -n K)\n",
+    .usage = "usage: longpole dist [--stats] summary|infer|spans ARGS...   (under mpirun -n K)\n",
     .about = "Runs an analysis over the K ranks of an MPI job (Open MPI's mpirun; alone, one rank):\n"
              "ARGS are the analysis' own options and inputs, and rank 0 prints exactly what\n"
-             "`longpole summary` or `longpole infer` would. summary: each rank analyses the windows\n"
+             "`longpole summary`, `infer` or `spans` would. summary: each rank analyses the windows\n"
              "k with k mod K = its rank, rank 0 merges them in order; infer: each rank rejects\n"
-             "hypotheses on its share of the requests, the surviving relations are ANDed (MPI_BAND).\n"
+             "hypotheses on its share of the requests, the surviving relations are ANDed (MPI_BAND);\n"
+             "spans: each rank walks the traces t with t mod K = its rank, rank 0 aggregates them.\n"
              "Details: docs/distributed.md.\n",
     .groups = {CLI_OWN("options:", dist_opts)},
     .size = sizeof(dist_args),
@@ -67,6 +69,6 @@ int cmd_dist(int argc, char **argv)
         return rc;
     cli_args_release(&cli_spec_dist, &a, &rest);
     if (!rest.n)
-        return cli_usage("dist", "which analysis? (summary or infer)");
-    return cli_usage("dist", "unknown analysis '%s' (summary or infer)", rest.operands[0]);
+        return cli_usage("dist", "which analysis? (summary, infer or spans)");
+    return cli_usage("dist", "unknown analysis '%s' (summary, infer or spans)", rest.operands[0]);
 }

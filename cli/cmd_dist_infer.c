@@ -25,6 +25,13 @@ int cli_infdist_root(const cli_infdist *id) { return id->s.rank == 0; }
 
 int cli_infdist_agree(cli_infdist *id, int rc) { return dshard_agree(&id->s, rc); }
 
+int cli_infdist_same(cli_infdist *id, const lp_reqlog *rl)
+{
+    uint64_t h = dshard_mix(dshard_mix(dshard_mix(0, rl->nrows), rl->nreqs), rl->nsegs);
+    h = dshard_mix(dshard_mix(h, rl->nbad), rl->nhosts);
+    return dshard_same(&id->s, h, "records, requests, segments or hosts");
+}
+
 void cli_infdist_part(const cli_infdist *id, uint64_t *part, uint64_t *nparts)
 {
     *part = (uint64_t)id->s.rank;

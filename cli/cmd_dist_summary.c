@@ -30,6 +30,13 @@ int cli_sumdist_keep(cli_sumdist *sd, const lp_winres *r)
 
 int cli_sumdist_agree(cli_sumdist *sd, int rc) { return dshard_agree(&sd->s, rc); }
 
+int cli_sumdist_same(cli_sumdist *sd, const lp_trace *t)
+{
+    uint64_t h = dshard_mix(dshard_mix(dshard_mix(0, t->nworkers), t->nacts), t->nmsgs);
+    h = dshard_mix(dshard_mix(h, (uint64_t)t->tmin), (uint64_t)t->tmax);
+    return dshard_same(&sd->s, h, "workers, activities, messages or extent");
+}
+
 /* Rank 0: the gathered buffers (all, lens[size]) unpacked in index order into fn. */
 static lp_status replay(cli_sumdist *sd, const uint8_t *all, const size_t *lens, uint64_t n, const lp_sumkeys *keys,
                         const lp_snapsrc *src, lp_winres_fn fn, void *ctx, lp_error *err)

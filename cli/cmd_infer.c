@@ -143,7 +143,8 @@ static int open_model(const infer_args *a, infer_run *r)
 static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_infdist *id)
 {
     int rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors);
-    if (id && (rc = cli_infdist_agree(id, rc)) != 0) /* a rank that could not load stops every rank */
+    /* a rank that could not load, or loaded other logs, stops every rank */
+    if (id && ((rc = cli_infdist_agree(id, rc)) != 0 || (rc = cli_infdist_same(id, r->rl)) != 0))
         return rc;
     if (rc)
         return rc;

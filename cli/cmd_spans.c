@@ -5,6 +5,7 @@
  * whole-trace path), and counts what the walk did to the data: spans clipped to their
  * parent (clock skew), children left out (docs/trust.md). */
 #include "cli.h"
+#include "spandist.h"
 #include "base/util.h"
 #include "longpole/model/span.h"
 #include "longpole/formats/lpt.h"
@@ -427,7 +428,7 @@ static void text_head(const lp_spans *sp)
 /* The critical path of every trace (or --trace's), into the aggregate, printed when
  * shown (--sections, --trace, or a single trace). */
 static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t only, int show, lp_spancp_agg *agg,
-                           lp_jsonw *j, spans_adj *adj, lp_error *err)
+                           lp_jsonw *j, spans_adj *adj, cli_spandist *sd, lp_error *err)
 {
     lp_spancp cp;
     lp_spancp_init(&cp);
@@ -439,7 +440,8 @@ static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t onl
     for (uint32_t t = 0; t < sp->ntraces && !st; t++) {
         if (only != LP_SPAN_NONE && t != only)
             continue;
-        if ((st = lp_spancp_trace(&cp, sp, t, err)) || (st = lp_spancp_agg_add(agg, &cp, err)))
+        if ((st = sd ? cli_spandist_next(sd, sp, t, &cp, err) : lp_spancp_trace(&cp, sp, t, err)) ||
+            (st = lp_spancp_agg_add(agg, &cp, err)))
             break;
         adj_add(adj, &cp);
         if (show && !a->folded) {
@@ -510,8 +512,16 @@ static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct,
 }
 
 /* The traces' critical paths and the tables at the percentiles (or folded stacks). */
-static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors)
+static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors, cli_spandist *sd)
 {
+    if (sd) { /* every rank walks its traces; rank 0 goes on with their paths */
+        lp_error werr;
+        lp_error_clear(&werr);
+        if (cli_spandist_walk(sd, sp, only, &werr))
+            return cli_fail("spans", &werr);
+        if (!cli_spandist_root(sd))
+            return 0;
+    }
     int show = a->sections || only != LP_SPAN_NONE || sp->ntraces == 1;
     lp_spancp_agg *agg = NULL;
     lp_spancp_pct *pct = NULL;
@@ -526,7 +536,7 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
     else if (!a->folded)
         text_head(sp);
     spans_adj adj = {0, 0, 0, 0, 0};
-    if (per_trace(a, sp, only, show, agg, &j, &adj, &err) ||
+    if (per_trace(a, sp, only, show, agg, &j, &adj, sd, &err) ||
         lp_spancp_agg_percentiles(agg, a->folded ? &a->folded_p : a->pct, np, &pct, &err)) {
         lp_spancp_agg_free(agg);
         return cli_fail("spans", &err);
@@ -552,7 +562,9 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
     return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
 }
 
-int cmd_spans(int argc, char **argv)
+int cmd_spans(int argc, char **argv) { return cli_spans_main(argc, argv, NULL); }
+
+int cli_spans_main(int argc, char **argv, cli_spandist *sd)
 {
     spans_args a;
     cli_args rest;
@@ -573,8 +585,10 @@ int cmd_spans(int argc, char **argv)
     uint32_t only;
     rc = load(&a, &rest, &ds, &sp, &data_errors);
     cli_args_release(&cli_spec_spans, &a, &rest);
+    if (sd && !(rc = cli_spandist_agree(sd, rc))) /* a rank that could not load, or loaded */
+        rc = cli_spandist_same(sd, &sp);                /* other spans, stops every rank */
     if (!rc && !(rc = find_trace(&sp, a.trace, &only)))
-        rc = analyse(&a, &sp, only, data_errors);
+        rc = analyse(&a, &sp, only, data_errors, sd);
     lp_spans_release(&sp);
     lp_diags_release(&ds);
     return rc;

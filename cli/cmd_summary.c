@@ -188,7 +188,8 @@ int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
     if (!(rc = check_args(&a, &rest)))
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
     cli_args_release(&cli_spec_summary, &a, &rest);
-    if (sd && (rc = cli_sumdist_agree(sd, rc)) != 0) { /* a rank that could not load stops every rank */
+    if (sd && ((rc = cli_sumdist_agree(sd, rc)) != 0 || (rc = cli_sumdist_same(sd, t)) != 0)) {
+        /* a rank that could not load, or loaded another trace, stops every rank */
         lp_trace_free(t);
         return rc;
     }

@@ -51,7 +51,7 @@ const cli_command cli_commands[] = {
     {"monitor", cmd_monitor, "record --sources monitor: Grade10's resource sampler (CPU, delay, PSI, net, disk)",
      {&cli_spec_monitor}},
     {"demo", cmd_demo, "generate the embedded demo job and analyse it", {&cli_spec_demo}},
-    {"dist", cmd_dist, "an analysis (summary, infer) spread over the ranks of an MPI job: mpirun -n K longpole dist ...",
+    {"dist", cmd_dist, "an analysis (summary, infer, spans) spread over the ranks of an MPI job: mpirun -n K longpole dist ...",
      {&cli_spec_dist}},
     {"help", cmd_help, "this text; `longpole help TOPIC` for a command or topic", {&cli_spec_help}},
     {NULL, NULL, NULL, {NULL}},

@@ -53,6 +53,43 @@ int dshard_agree(dshard *s, int rc)
     return out;
 }
 
+uint64_t dshard_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+int dshard_same(dshard *s, uint64_t fingerprint, const char *what)
+{
+    uint64_t *w = lp_calloc((size_t)s->size, sizeof *w);
+    lp_error err;
+    if (!w)
+        return LP_EXIT_NOMEM;
+    w[s->rank] = fingerprint;
+    if (lp_dist_allreduce_u64(s->d, w, (size_t)s->size, LP_DIST_SUM, &err)) {
+        lp_free(w);
+        fprintf(stderr, "longpole dist %s: rank %d: %s\n", s->cmd, s->rank, err.msg);
+        return LP_EXIT_IO;
+    }
+    int differ = 0;
+    for (int r = 1; r < s->size; r++)
+        differ += w[r] != w[0];
+    if (differ && w[s->rank] != w[0]) {
+        char msg[1024];
+        size_t n = (size_t)snprintf(msg, sizeof msg, "longpole dist %s: rank %d of %d loaded other input than rank 0 "
+                                    "(%s differ); every rank must read the same inputs; its arguments:",
+                                    s->cmd, s->rank, s->size, what);
+        for (int i = 0; i < s->ninputs && n < sizeof msg; i++)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, " %s", s->inputs[i]);
+        fprintf(stderr, "%s\n", msg);
+    } else if (differ && s->rank == 0) {
+        fprintf(stderr, "longpole dist %s: stopped: %d rank(s) loaded other input than rank 0 (%s differ)\n", s->cmd,
+                differ, what);
+    }
+    lp_free(w);
+    return differ ? LP_EXIT_DATA : 0;
+}
+
 void dshard_stats(dshard *s)
 {
     lp_dist_counters *all = s->rank == 0 ? lp_calloc((size_t)s->size, sizeof *all) : NULL;

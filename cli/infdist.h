@@ -15,6 +15,8 @@ int cli_infer_main(int argc, char **argv, cli_infdist *id);
 int cli_infdist_root(const cli_infdist *id);
 /* Every rank: agree on rc (see dshard_agree). */
 int cli_infdist_agree(cli_infdist *id, int rc);
+/* Every rank, after loading: whether all ranks loaded the same logs (dshard_same). */
+int cli_infdist_same(cli_infdist *id, const lp_reqlog *rl);
 /* This rank's share: part `*part` of `*nparts`. */
 void cli_infdist_part(const cli_infdist *id, uint64_t *part, uint64_t *nparts);
 /* Before refining (segments mapped): remember the starting model's counts. */

@@ -67,6 +67,8 @@ int cli_sumdist_keep(cli_sumdist *sd, const lp_winres *r);
 /* Every rank: agree on rc (0 or an exit status; a failed rank is named on stderr);
  * returns the first non-zero rc of any rank, or 0. */
 int cli_sumdist_agree(cli_sumdist *sd, int rc);
+/* Every rank, after loading: whether all ranks loaded the same trace (dshard_same). */
+int cli_sumdist_same(cli_sumdist *sd, const lp_trace *t);
 /* Every rank, after its windows (st: how they went here): agree on failure, gather the
  * results at rank 0, which calls fn on each of the grid's n windows in index order. */
 lp_status cli_sumdist_merge(cli_sumdist *sd, lp_status st, uint64_t n, const lp_sumkeys *keys,

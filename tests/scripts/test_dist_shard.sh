@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_dist_shard.sh LONGPOLE SRCDIR: the sharded analyses (`longpole dist summary|infer`,
+# test_dist_shard.sh LONGPOLE SRCDIR: the sharded analyses (`longpole dist summary|infer|spans`,
 # docs/distributed.md) against their single-process commands, for K = 1, 2, 3, 4 ranks
 # (oversubscribed): the same stdout byte for byte, the same model file, the same exit
 # status, on the repository's test data and on generated inputs; and an input that is
@@ -49,6 +49,13 @@ same "$tmp" - infer --filter '^rpc1:' -o - mm_small.csv
 same "$tmp" - infer --diff mm_small.model.json -o /dev/null mm_small.csv
 same "$tmp" - infer --no-skew --json -o /dev/null mm_small.csv
 
+# spans on the test data (many traces in one file, one trace over two files)
+same "$data" - spans --sections --percentile 50,all --top 4 spans_cases.json
+same "$data" - spans --folded spans_cases.json
+same "$data" - spans --json --percentile 95 spans_cases.json
+same "$data" - spans spans_rpc.json
+same "$data" - spans --percentile 50,90,all spans_cases.json spans_rpc.json
+
 # generated inputs: a dataflow job over many windows, request logs with pipelines
 "$lp" generate dataflow -o "$tmp/g.lpt" --duration 300ms > /dev/null 2>&1 || bad "generate dataflow"
 same "$tmp" - summary --window 5ms g.lpt
@@ -91,5 +98,13 @@ rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] || bad "an unreadable log on rank 1: exit $rc (124: a hang)"
 grep -q "rank 1 of 2 failed .*l.1.csv" "$tmp/c.err" || bad "an unreadable log on rank 1: not named: $(head -5 "$tmp/c.err")"
 
-[ $fail = 0 ] && echo "ok dist summary/infer equal to summary/infer in $cases runs (K = 1..4); failures named, no hang"
+# and for spans, a span file that is not JSON on rank 1
+cp "$data/spans_cases.json" "$tmp/j.0.json"; printf '{"data": [ {"traceID": ' > "$tmp/j.1.json"
+(cd "$tmp" && timeout 120 mpirun --oversubscribe -n 2 sh -c \
+  'exec "$0" dist spans j.$OMPI_COMM_WORLD_RANK.json' "$lp" > c.out 2> c.err)
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] || bad "a corrupt span file on rank 1: exit $rc (124: a hang)"
+grep -q "rank 1 of 2 .*j.1.json" "$tmp/c.err" || bad "a corrupt span file on rank 1: not named: $(head -5 "$tmp/c.err")"
+
+[ $fail = 0 ] && echo "ok dist summary/infer/spans equal to summary/infer/spans in $cases runs (K = 1..4); failures named, no hang"
 exit $fail
