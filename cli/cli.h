@@ -169,7 +169,8 @@ int cmd_record(int argc, char **argv);
 int cmd_grade10(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_help(int argc, char **argv);
-int cmd_dist(int argc, char **argv); /* `mpirun -n K longpole dist ANALYSIS` (cmd_dist.c) */
+int cmd_dist(int argc, char **argv); /* `longpole dist` (cmd_dist.c, distcli.h) */
+void cli_dist_help(FILE *out);        /* the options of every `dist` subcommand */
 
 extern const cli_spec cli_spec_cp, cli_spec_check, cli_spec_convert, cli_spec_info, cli_spec_summary,
     cli_spec_stream, cli_spec_stream_emit, cli_spec_spans, cli_spec_skew, cli_spec_infer, cli_spec_requests,

@@ -1,74 +1,114 @@
-/* cmd_dist.c: `mpirun -n K longpole dist [--stats] ANALYSIS ...`: an analysis spread
- * over the ranks of an MPI job (docs/distributed.md; issue 14). Rank 0 prints exactly
- * what the single-process command prints; --stats adds, on stderr, the messages, bytes
- * and CPU seconds of every rank. Run alone (not under mpirun), it is one rank.
- * The subcommands are one table here; each is a file cli/cmd_dist_NAME.c.
- * NOTE for the merge: the transport's branch (`dist`) owns this file's final form;
- * the sharded analyses need only their lines in `subs`. */
-#include "dshard.h"
+/* cmd_dist.c: `longpole dist SUBCOMMAND ...` (distcli.h, docs/distributed.md): opens
+ * the communicator (MPI under mpirun, else one rank), runs the subcommand on every rank,
+ * closes it. Rank 0 alone prints results; the other ranks print only their failures,
+ * naming their rank. A build without MPI refuses with "built without MPI" (exit 5, the
+ * status of an unsupported input) when started by mpirun, and runs as one rank otherwise.
+ */
+#include "distcli.h"
 
+#include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
-
-static const struct {
-    const char *name;
-    int (*run)(lp_dist *d, int argc, char **argv); /* argv[0] is the analysis' name; --stats first if given */
-} subs[] = {
-    {"summary", cmd_dist_summary},
-    {"infer", cmd_dist_infer},
-    {"spans", cmd_dist_spans},
-};
-
-typedef struct dist_args {
-    int stats;
-} dist_args;
-
-static const cli_opt dist_opts[] = {
-    {"--stats", .kind = CLI_FLAG, CLI_AT(dist_args, stats),
-     .help = "print on stderr what each rank sent and received (messages,\nbytes) and its CPU seconds"},
-    CLI_END,
-};
+#include <unistd.h>
 
 const cli_spec cli_spec_dist = {
     .cmd = "dist",
-    .usage = "usage: longpole dist [--stats] summary|infer|spans ARGS...   (under mpirun -n K)\n",
-    .about = "Runs an analysis over the K ranks of an MPI job (Open MPI's mpirun; alone, one rank):\n"
-             "ARGS are the analysis' own options and inputs, and rank 0 prints exactly what\n"
-             "`longpole summary`, `infer` or `spans` would. summary: each rank analyses the windows\n"
-             "k with k mod K = its rank, rank 0 merges them in order; infer: each rank rejects\n"
-             "hypotheses on its share of the requests, the surviving relations are ANDed (MPI_BAND);\n"
-             "spans: each rank walks the traces t with t mod K = its rank, rank 0 aggregates them.\n"
-             "Details: docs/distributed.md.\n",
-    .groups = {CLI_OWN("options:", dist_opts)},
-    .size = sizeof(dist_args),
+    .usage = "usage: longpole dist SUBCOMMAND [OPTIONS] INPUT...      (one rank)\n"
+             "       mpirun -n K longpole dist SUBCOMMAND [OPTIONS] INPUT...\n",
+    .about = "An analysis spread over the ranks of an Open MPI job: each rank reads only its\n"
+             "share of the inputs (input i belongs to rank i mod K), rank 0 coordinates and\n"
+             "alone prints; the answer is the single-process command's, byte for byte\n"
+             "(docs/distributed.md). Subcommands: kcp (a thread's critical path in kernel\n"
+             "traces, one trace per host: `cp --thread` spread over the hosts).\n",
+    .notes = "`longpole help dist` prints every subcommand's options; `--stats` adds what moved\n"
+             "between ranks (messages, bytes, requests, CPU seconds per rank, wall time).\n",
+    .operands = CLI_OPERANDS,
 };
+
+void cli_dist_err(const cli_dist *D, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "longpole dist %s: rank %d: ", D->sub ? D->sub : "", D->rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_dist_fail(const cli_dist *D, const lp_error *err)
+{
+    cli_dist_err(D, "%s", err->msg[0] ? err->msg : lp_status_str(err->status));
+    return cli_exit_for(err->status);
+}
+
+int cli_dist_agree(cli_dist *D, int rc, int *who)
+{
+    uint64_t w[2] = {(uint64_t)(rc < 0 ? LP_EXIT_INTERNAL : rc), rc ? (uint64_t)D->rank + 1 : 0};
+    lp_error err;
+    lp_error_clear(&err);
+    if (lp_dist_allreduce_u64(D->d, w, 2, LP_DIST_MAX, &err)) {
+        cli_dist_fail(D, &err);
+        return LP_EXIT_INTERNAL;
+    }
+    if (who)
+        *who = w[1] ? (int)w[1] - 1 : -1;
+    return (int)w[0];
+}
+
+int cli_dist_parse(cli_dist *D, const cli_spec *s, int argc, char **argv, void *args, cli_args *a)
+{
+    if (D->rank == 0)
+        return cli_parse(s, argc, argv, args, a);
+    /* the same parse on every rank: only rank 0 says what is wrong */
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && null >= 0)
+        dup2(null, 2);
+    int rc = cli_parse(s, argc, argv, args, a);
+    fflush(stderr);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, 2);
+    if (saved >= 0)
+        close(saved);
+    if (null >= 0)
+        close(null);
+    return rc;
+}
+
+static const cli_dist_command *find_sub(const char *name)
+{
+    for (const cli_dist_command *c = cli_dist_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
 
 int cmd_dist(int argc, char **argv)
 {
-    int at = 1, stats = 0;
-    if (argc > 1 && strcmp(argv[1], "--stats") == 0)
-        at = 2, stats = 1;
-    for (size_t i = 0; at < argc && i < sizeof subs / sizeof subs[0]; i++) {
-        if (strcmp(argv[at], subs[i].name) != 0)
-            continue;
-        if (stats) /* the analysis sees --stats first: dist summary --stats ... */
-            argv[1] = argv[2], argv[2] = (char *)"--stats";
-        lp_dist *d;
-        lp_error err;
-        lp_error_clear(&err);
-        if (lp_dist_open(&d, &err))
-            return cli_fail("dist", &err);
-        int rc = subs[i].run(d, argc - 1, argv + 1);
-        fflush(stdout);
-        lp_dist_close(d);
-        return rc;
+    if (argc < 2)
+        return cli_usage("dist", "no subcommand given (see `longpole help dist`)");
+    const cli_dist_command *c = find_sub(argv[1]);
+    if (!c)
+        return cli_usage("dist", "unknown subcommand '%s' (see `longpole help dist`)", argv[1]);
+    if (lp_dist_launched() && !lp_dist_have_mpi()) {
+        fprintf(stderr, "longpole dist: built without MPI, but started by an MPI launcher: rebuild with "
+                        "libopenmpi-dev installed (docs/distributed.md), or run without mpirun (one rank)\n");
+        return LP_EXIT_FORMAT;
     }
-    dist_args a;
-    cli_args rest;
-    int rc = cli_parse(&cli_spec_dist, argc, argv, &a, &rest);
-    if (rc)
-        return rc;
-    cli_args_release(&cli_spec_dist, &a, &rest);
-    if (!rest.n)
-        return cli_usage("dist", "which analysis? (summary, infer or spans)");
-    return cli_usage("dist", "unknown analysis '%s' (summary, infer or spans)", rest.operands[0]);
+    lp_error err;
+    lp_error_clear(&err);
+    cli_dist D = {NULL, 0, 1, c->name};
+    if (lp_dist_open(&D.d, &err))
+        return cli_fail("dist", &err);
+    D.rank = lp_dist_rank(D.d), D.size = lp_dist_size(D.d);
+    int rc = c->run(&D, argc - 1, argv + 1);
+    fflush(stdout);
+    lp_dist_close(D.d);
+    return rc;
+}
+
+void cli_dist_help(FILE *out)
+{
+    for (const cli_dist_command *c = cli_dist_commands; c->name; c++)
+        cli_spec_print(out, c->spec);
 }

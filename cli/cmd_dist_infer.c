@@ -21,6 +21,8 @@ struct cli_infdist {
     size_t nsum;
 };
 
+dshard *cli_infdist_shard(cli_infdist *id) { return id ? &id->s : NULL; }
+
 int cli_infdist_root(const cli_infdist *id) { return id->s.rank == 0; }
 
 int cli_infdist_agree(cli_infdist *id, int rc) { return dshard_agree(&id->s, rc); }
@@ -104,13 +106,11 @@ lp_status cli_infdist_finish(cli_infdist *id, lp_causal *m, const lp_reqlog *rl,
     return st;
 }
 
-int cmd_dist_infer(lp_dist *d, int argc, char **argv)
+int cli_dist_infer(cli_dist *D, int argc, char **argv)
 {
     cli_infdist id;
     memset(&id, 0, sizeof id);
-    argc = dshard_init(&id.s, d, "infer", argc, argv);
-    id.s.inputs = argv + 1;
-    id.s.ninputs = argc - 1;
+    dshard_init(&id.s, D, "infer", argc, argv);
     int rc = cli_infer_main(argc, argv, &id);
     dshard_stats(&id.s);
     lp_free(id.start_sum);

@@ -21,6 +21,8 @@ struct cli_spandist {
     size_t *lens, *base, *off;
 };
 
+dshard *cli_spandist_shard(cli_spandist *sd) { return sd ? &sd->s : NULL; }
+
 int cli_spandist_root(const cli_spandist *sd) { return sd->s.rank == 0; }
 
 int cli_spandist_agree(cli_spandist *sd, int rc) { return dshard_agree(&sd->s, rc); }
@@ -78,13 +80,11 @@ lp_status cli_spandist_next(cli_spandist *sd, const lp_spans *sp, uint32_t t, lp
     return st;
 }
 
-int cmd_dist_spans(lp_dist *d, int argc, char **argv)
+int cli_dist_spans(cli_dist *D, int argc, char **argv)
 {
     cli_spandist sd;
     memset(&sd, 0, sizeof sd);
-    argc = dshard_init(&sd.s, d, "spans", argc, argv);
-    sd.s.inputs = argv + 1;
-    sd.s.ninputs = argc - 1;
+    dshard_init(&sd.s, D, "spans", argc, argv);
     int rc = cli_spans_main(argc, argv, &sd);
     dshard_stats(&sd.s);
     lp_free(sd.buf), lp_free(sd.all), lp_free(sd.lens), lp_free(sd.base), lp_free(sd.off);

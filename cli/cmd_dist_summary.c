@@ -20,6 +20,8 @@ struct cli_sumdist {
 
 int cli_sumdist_mine(const cli_sumdist *sd, uint64_t k) { return lp_wingrid_part(k, (uint64_t)sd->s.size) == (uint64_t)sd->s.rank; }
 
+dshard *cli_sumdist_shard(cli_sumdist *sd) { return sd ? &sd->s : NULL; }
+
 int cli_sumdist_root(const cli_sumdist *sd) { return sd->s.rank == 0; }
 
 int cli_sumdist_keep(cli_sumdist *sd, const lp_winres *r)
@@ -86,13 +88,11 @@ lp_status cli_sumdist_merge(cli_sumdist *sd, lp_status st, uint64_t n, const lp_
     return st;
 }
 
-int cmd_dist_summary(lp_dist *d, int argc, char **argv)
+int cli_dist_summary(cli_dist *D, int argc, char **argv)
 {
     cli_sumdist sd;
     memset(&sd, 0, sizeof sd);
-    argc = dshard_init(&sd.s, d, "summary", argc, argv);
-    sd.s.inputs = argv + 1;
-    sd.s.ninputs = argc - 1;
+    dshard_init(&sd.s, D, "summary", argc, argv);
     int rc = cli_summary_main(argc, argv, &sd);
     dshard_stats(&sd.s);
     lp_free(sd.buf);

@@ -69,6 +69,8 @@ void cli_command_help(FILE *out, const cli_command *c)
 {
     for (int k = 0; k < 4 && c->specs[k]; k++)
         cli_spec_print(out, c->specs[k]);
+    if (c->run == cmd_dist)
+        cli_dist_help(out);
     if (c->run == cmd_record) {
         fputs("\nsources of this build (* = run by default when it can run here):\n", out);
         for (const lp_rec_source *const *s = lp_rec_sources(); *s; s++) {

@@ -3,6 +3,7 @@
  * written to a model file (docs/formats/mystery-model.md) and refined incrementally. */
 #include "reqcli.h"
 #include "infdist.h"
+#include "dshard.h"
 #include "longpole/analysis/mystery/causal.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@ typedef struct infer_args {
     const char *out, *model, *filter, *diff;
     uint64_t block, maxdiff;
     int json;
+    dshard_opt dist;           /* `dist infer`: --stats */
 } infer_args;
 
 static void infer_init(void *p)
@@ -62,6 +64,19 @@ const cli_spec cli_spec_infer = {
              "points) are derived from the surviving happens-before edges and rejected by the\n"
              "first request that reorders them. Clock skew is corrected first (see `skew`).\n",
     .groups = {CLI_OWN("options:", infer_opts), REQCLI_GROUPS(infer_args, rq)},
+    .size = sizeof(infer_args),
+    .init = infer_init,
+};
+
+/* `dist infer`: the same tables and --stats (cmd_dist_infer.c). */
+const cli_spec cli_spec_dist_infer = {
+    .cmd = "dist infer",
+    .usage = "usage: longpole dist infer [--stats] [OPTIONS] (-o MODEL | --model MODEL) LOG...   (mpirun -n K)\n",
+    .about = "`infer` with the requests split over the ranks of an MPI job: every rank reads every\n"
+             "log, rejects hypotheses on its share of the requests, and the surviving relations\n"
+             "are ANDed (MPI_BAND): rank 0 writes the model and prints exactly what `infer` does\n"
+             "(docs/distributed.md). The options are infer's (not --convergence), plus --stats.\n",
+    .groups = {CLI_OWN("options:", infer_opts), REQCLI_GROUPS(infer_args, rq), DSHARD_GROUP(infer_args, dist)},
     .size = sizeof(infer_args),
     .init = infer_init,
 };
@@ -326,11 +341,15 @@ int cli_infer_main(int argc, char **argv, cli_infdist *id)
 {
     infer_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_infer, argc, argv, &a, &rest);
+    dshard *sh = cli_infdist_shard(id);
+    const cli_spec *spec = sh ? &cli_spec_dist_infer : &cli_spec_infer;
+    int rc = dshard_parse(sh, &cli_spec_infer, &cli_spec_dist_infer, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     if (!a.out && !a.model) {
-        cli_args_release(&cli_spec_infer, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return cli_usage("infer", "where should the model go? (-o FILE or --model FILE)");
     }
     const char *out = a.out ? a.out : a.model;
@@ -340,7 +359,7 @@ int cli_infer_main(int argc, char **argv, cli_infdist *id)
     infer_run r;
     memset(&r, 0, sizeof r);
     if (id && a.block) {
-        cli_args_release(&cli_spec_infer, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return cli_usage("infer", "--convergence follows the requests in order: not available in `dist infer`");
     }
     rc = open_model(&a, &r);
@@ -359,6 +378,6 @@ int cli_infer_main(int argc, char **argv, cli_infdist *id)
             rc = LP_EXIT_DATA;
     }
     run_release(&r);
-    cli_args_release(&cli_spec_infer, &a, &rest);
+    cli_args_release(spec, &a, &rest);
     return rc;
 }

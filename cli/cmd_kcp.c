@@ -101,35 +101,36 @@ const cli_spec cli_spec_cp_thread = {
     .init = kcp_init,
 };
 
-static int resolve_window(const kcp_args *a, const lp_kgraph *g, uint32_t w, cli_kquery *q)
+static int resolve_window(const char *cmd, const char *from, const char *to, const lp_kgraph *g, uint32_t w,
+                          cli_kquery *q)
 {
     int64_t base = g->voff[w] < g->voff[w + 1] ? g->vt[g->voff[w]] : 0;
     q->from = LP_KCP_LIFETIME_START, q->to = LP_KCP_LIFETIME_END;
-    if (a->from && cli_parse_time(a->from, base, &q->from))
-        return cli_usage("cp", "bad --from time '%s' (ns, or a number with ns/us/ms/s; '+' = after the thread's "
-                               "first event)", a->from);
-    if (a->to && cli_parse_time(a->to, base, &q->to))
-        return cli_usage("cp", "bad --to time '%s'", a->to);
-    if (a->from && a->to && q->to < q->from)
-        return cli_usage("cp", "--to (%lld) is before --from (%lld)", (long long)q->to, (long long)q->from);
+    if (from && cli_parse_time(from, base, &q->from))
+        return cli_usage(cmd, "bad --from time '%s' (ns, or a number with ns/us/ms/s; '+' = after the thread's "
+                              "first event)", from);
+    if (to && cli_parse_time(to, base, &q->to))
+        return cli_usage(cmd, "bad --to time '%s'", to);
+    if (from && to && q->to < q->from)
+        return cli_usage(cmd, "--to (%lld) is before --from (%lld)", (long long)q->to, (long long)q->from);
     return 0;
 }
 
-static int query(const kcp_args *a, const cli_kgraph *k, cli_kquery *q)
+int cli_kcp_query(const char *cmd, const char *from, const char *to, const cli_kgraph *k, cli_kquery *q)
 {
     lp_error err;
     lp_error_clear(&err);
     uint32_t w;
-    lp_status st = lp_kgraph_find_thread(k->g, a->thread, a->host, &w, &err);
+    lp_status st = lp_kgraph_find_thread(k->g, q->thread, q->host, &w, &err);
     if (st)
-        return cli_fail("cp", &err);
-    int rc = resolve_window(a, k->g, w, q);
+        return cli_fail(cmd, &err);
+    int rc = resolve_window(cmd, from, to, k->g, w, q);
     if (rc)
         return rc;
     if ((st = lp_kcp_compute(k->g, w, q->from, q->to, q->algo, &q->cp, &err)))
-        return cli_fail("cp", &err);
+        return cli_fail(cmd, &err);
     if ((st = lp_kcp_breakdown_compute(k->g, &q->cp, &q->bd, &err)))
-        return cli_fail("cp", &err);
+        return cli_fail(cmd, &err);
     return 0;
 }
 
@@ -159,7 +160,7 @@ int cli_cp_thread(int argc, char **argv)
     q.thread = a.thread, q.host = a.host;
     q.algo = a.unbounded ? LP_KCP_UNBOUNDED : LP_KCP_BOUNDED;
     cli_kout o = {a.json, a.path_limit, a.top, a.html, a.chrome};
-    if (!(rc = query(&a, &k, &q))) {
+    if (!(rc = cli_kcp_query("cp", a.from, a.to, &k, &q))) {
         int to_stdout = (a.html && !strcmp(a.html, "-")) || (a.chrome && !strcmp(a.chrome, "-"));
         if (!to_stdout) {
             if (a.json)

@@ -6,6 +6,7 @@
  * parent (clock skew), children left out (docs/trust.md). */
 #include "cli.h"
 #include "spandist.h"
+#include "dshard.h"
 #include "base/util.h"
 #include "longpole/model/span.h"
 #include "longpole/formats/lpt.h"
@@ -25,6 +26,7 @@ typedef struct spans_args {
     double folded_p;
     const char *trace;
     const char *format;
+    dshard_opt dist;         /* `dist spans`: --stats */
 } spans_args;
 
 static int set_pcts(void *dst, const char *v, char *msg, size_t n)
@@ -98,6 +100,20 @@ const cli_spec cli_spec_spans = {
     .groups = {CLI_OWN("options:", spans_opts), CLI_GROUP(NULL, cli_diag_opts, spans_args, load)},
     .notes = "The same files also load as activity graphs (`longpole cp|info|convert FILE`),\n"
              "mapped as docs/formats/spans.md says.\n",
+    .size = sizeof(spans_args),
+    .init = spans_init,
+};
+
+/* `dist spans`: the same tables and --stats (cmd_dist_spans.c). */
+const cli_spec cli_spec_dist_spans = {
+    .cmd = "dist spans",
+    .usage = "usage: longpole dist spans [--stats] [OPTIONS] FILE|DIR...   (mpirun -n K)\n",
+    .about = "`spans` with the traces split over the ranks of an MPI job: every rank reads every\n"
+             "file, walks the traces t with t mod K = its rank, and rank 0 aggregates their paths\n"
+             "in trace order and prints exactly what `spans` does (docs/distributed.md). The\n"
+             "options are spans', plus --stats.\n",
+    .groups = {CLI_OWN("options:", spans_opts), CLI_GROUP(NULL, cli_diag_opts, spans_args, load),
+               DSHARD_GROUP(spans_args, dist)},
     .size = sizeof(spans_args),
     .init = spans_init,
 };
@@ -568,15 +584,19 @@ int cli_spans_main(int argc, char **argv, cli_spandist *sd)
 {
     spans_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_spans, argc, argv, &a, &rest);
+    dshard *sh = cli_spandist_shard(sd);
+    const cli_spec *spec = sh ? &cli_spec_dist_spans : &cli_spec_spans;
+    int rc = dshard_parse(sh, &cli_spec_spans, &cli_spec_dist_spans, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     if (!rest.n)
         rc = cli_usage("spans", "no trace files given");
     else if (a.json && a.folded)
         rc = cli_usage("spans", "--json and --folded exclude each other");
     if (rc) {
-        cli_args_release(&cli_spec_spans, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return rc;
     }
     lp_diags ds;
@@ -584,7 +604,7 @@ int cli_spans_main(int argc, char **argv, cli_spandist *sd)
     int data_errors = 0;
     uint32_t only;
     rc = load(&a, &rest, &ds, &sp, &data_errors);
-    cli_args_release(&cli_spec_spans, &a, &rest);
+    cli_args_release(spec, &a, &rest);
     if (sd && !(rc = cli_spandist_agree(sd, rc))) /* a rank that could not load, or loaded */
         rc = cli_spandist_same(sd, &sp);                /* other spans, stops every rank */
     if (!rc && !(rc = find_trace(&sp, a.trace, &only)))

@@ -7,6 +7,7 @@
  * (each printed as it completes, in order), the totals. The printing and the totals
  * are shared with `stream` (summary.h). */
 #include "summary.h"
+#include "dshard.h"
 
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef struct summary_args {
     int64_t size, step;    /* --window, --slide (0: not given) */
     const char *from, *to;
     uint64_t threads;
+    dshard_opt dist;       /* `dist summary`: --stats */
 } summary_args;
 
 static void summary_init(void *p) { cli_sumopts_init(&((summary_args *)p)->sum); }
@@ -58,6 +60,19 @@ const cli_spec cli_spec_summary = {
     .notes = "Operators are ranked by CP per worker (CP divided by the operator's parallelism):\n"
              "an under-provisioned stage stands out even when its workers are balanced. Times in\n"
              "text are after the trace start; JSON has absolute ns.\n",
+    .size = sizeof(summary_args),
+    .init = summary_init,
+};
+
+/* `dist summary`: the same tables and --stats (cmd_dist_summary.c). */
+const cli_spec cli_spec_dist_summary = {
+    .cmd = "dist summary",
+    .usage = "usage: longpole dist summary [--stats] [--window D [--slide D]] [OPTIONS] TRACE...   (mpirun -n K)\n",
+    .about = "`summary` with the windows split over the ranks of an MPI job: rank r analyses the\n"
+             "windows k with k mod K = r, rank 0 prints them and the totals in order, exactly as\n"
+             "`summary` (docs/distributed.md). The options are summary's, plus --stats.\n",
+    .groups = {CLI_OWN("options:", summary_opts), CLI_GROUP(NULL, cli_sum_opts, summary_args, sum),
+               CLI_LOAD_GROUPS(summary_args, load), DSHARD_GROUP(summary_args, dist)},
     .size = sizeof(summary_args),
     .init = summary_init,
 };
@@ -180,14 +195,17 @@ int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
 {
     summary_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_summary, argc, argv, &a, &rest);
+    dshard *sh = cli_sumdist_shard(sd);
+    int rc = dshard_parse(sh, &cli_spec_summary, &cli_spec_dist_summary, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     lp_trace *t = NULL;
     int data_errors = 0;
     if (!(rc = check_args(&a, &rest)))
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
-    cli_args_release(&cli_spec_summary, &a, &rest);
+    cli_args_release(sh ? &cli_spec_dist_summary : &cli_spec_summary, &a, &rest);
     if (sd && ((rc = cli_sumdist_agree(sd, rc)) != 0 || (rc = cli_sumdist_same(sd, t)) != 0)) {
         /* a rank that could not load, or loaded another trace, stops every rank */
         lp_trace_free(t);

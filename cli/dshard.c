@@ -5,19 +5,29 @@
 
 #include <string.h>
 
-int dshard_init(dshard *s, lp_dist *d, const char *cmd, int argc, char **argv)
+const cli_opt dshard_opts[] = {
+    {"--stats", .kind = CLI_FLAG, CLI_AT(dshard_opt, stats),
+     .help = "also print on stderr what each rank sent and received (messages,\n"
+             "bytes) and its CPU seconds; stdout stays the command's"},
+    CLI_END,
+};
+
+void dshard_init(dshard *s, cli_dist *D, const char *cmd, int argc, char **argv)
 {
     memset(s, 0, sizeof *s);
-    s->d = d;
+    s->D = D;
+    s->d = D->d;
     s->cmd = cmd;
-    s->rank = lp_dist_rank(d);
-    s->size = lp_dist_size(d);
-    if (argc > 1 && strcmp(argv[1], "--stats") == 0) {
-        s->stats = 1;
-        memmove(argv + 1, argv + 2, (size_t)(argc - 1) * sizeof *argv); /* argv[argc] (NULL) too */
-        argc--;
-    }
-    return argc;
+    s->rank = D->rank;
+    s->size = D->size;
+    s->inputs = argv + 1;
+    s->ninputs = argc - 1;
+}
+
+int dshard_parse(dshard *sh, const cli_spec *one, const cli_spec *dist, int argc, char **argv, void *args,
+                 cli_args *a)
+{
+    return sh ? cli_dist_parse(sh->D, dist, argc, argv, args, a) : cli_parse(one, argc, argv, args, a);
 }
 
 int dshard_agree(dshard *s, int rc)

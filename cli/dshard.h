@@ -5,10 +5,10 @@
 #ifndef LP_CLI_DSHARD_H
 #define LP_CLI_DSHARD_H
 
-#include "cli.h"
-#include "longpole/dist/dist.h"
+#include "distcli.h"
 
-typedef struct dshard {
+typedef struct dshard { /* (struct tag: the hooks of summary.h, infdist.h, spandist.h name it) */
+    cli_dist *D;
     lp_dist *d;
     const char *cmd;       /* "summary", "infer" */
     int rank, size;
@@ -17,14 +17,27 @@ typedef struct dshard {
     int ninputs;
 } dshard;
 
-/* The sharded analyses (cmd_dist_NAME.c): argv[0] is the analysis' name, --stats
- * (if given) argv[1]. */
-int cmd_dist_summary(lp_dist *d, int argc, char **argv);
-int cmd_dist_infer(lp_dist *d, int argc, char **argv);
-int cmd_dist_spans(lp_dist *d, int argc, char **argv);
+/* The sharded analyses (cmd_dist_NAME.c, one line each in dist_commands.c), and their
+ * option tables: the single-process command's groups plus DSHARD_GROUP (cmd_NAME.c). */
+int cli_dist_summary(cli_dist *D, int argc, char **argv);
+int cli_dist_infer(cli_dist *D, int argc, char **argv);
+int cli_dist_spans(cli_dist *D, int argc, char **argv);
+extern const cli_spec cli_spec_dist_summary, cli_spec_dist_infer, cli_spec_dist_spans;
 
-/* Take --stats when it is the first argument (argv[1]); returns the new argc. */
-int dshard_init(dshard *s, lp_dist *d, const char *cmd, int argc, char **argv);
+/* The options the sharded commands add (--stats), on a dshard_opt at member m of T. */
+typedef struct dshard_opt {
+    int stats;
+} dshard_opt;
+extern const cli_opt dshard_opts[];
+#define DSHARD_GROUP(T, m) CLI_GROUP("distribution:", dshard_opts, T, m)
+
+/* Set up for subcommand `cmd` on D's communicator. */
+void dshard_init(dshard *s, cli_dist *D, const char *cmd, int argc, char **argv);
+/* Parse a command's arguments: sh NULL = one process (cli_parse), else the dist spec
+ * on every rank (cli_dist_parse: only rank 0 prints a usage message). */
+int dshard_parse(dshard *sh, const cli_spec *one, const cli_spec *dist, int argc, char **argv, void *args,
+                 cli_args *a);
+
 /* Every rank: rc is this rank's status (0 or an exit status). A failed rank says so,
  * naming itself and its inputs; the others name the first failed rank. Returns the
  * first failed rank's status (the same on every rank), or 0. */

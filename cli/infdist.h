@@ -12,6 +12,8 @@
 
 typedef struct cli_infdist cli_infdist;
 int cli_infer_main(int argc, char **argv, cli_infdist *id);
+/* Its rank and option state (dshard.h), NULL for NULL. */
+struct dshard *cli_infdist_shard(cli_infdist *id);
 int cli_infdist_root(const cli_infdist *id);
 /* Every rank: agree on rc (see dshard_agree). */
 int cli_infdist_agree(cli_infdist *id, int rc);

@@ -69,6 +69,11 @@ typedef struct cli_kout {
     const char *html, *chrome; /* files to write, or NULL ("-": standard output) */
 } cli_kout;
 
+/* Find q->thread (on q->host), resolve --from/--to (may be NULL) against it, compute its
+ * path (q->algo) and breakdown into q (cmd_kcp.c); 0 or an exit status (message printed
+ * as "longpole CMD: ..."). */
+int cli_kcp_query(const char *cmd, const char *from, const char *to, const cli_kgraph *k, cli_kquery *q);
+
 /* Print the answer (kprint.c, kjson.c). */
 void cli_kcp_text(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o);
 void cli_kcp_json(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o);

@@ -65,7 +65,7 @@ static int build(const char *cmd, const cli_kload *o, char **paths, int npaths, 
         return cli_fail(cmd, &err);
     }
     k->have_match = 1;
-    lp_kgraph_opts go = {0, o->no_sync};
+    lp_kgraph_opts go = {.threads = 0, .no_sync = o->no_sync};
     st = lp_kgraph_build(kt, &k->m, &go, ds, &k->g, &err);
     lp_ktrace_free(kt);
     if (st)

@@ -12,6 +12,8 @@
 
 typedef struct cli_spandist cli_spandist;
 int cli_spans_main(int argc, char **argv, cli_spandist *sd);
+/* Its rank and option state (dshard.h), NULL for NULL. */
+struct dshard *cli_spandist_shard(cli_spandist *sd);
 int cli_spandist_root(const cli_spandist *sd);
 /* Every rank: agree on rc (see dshard_agree). */
 int cli_spandist_agree(cli_spandist *sd, int rc);

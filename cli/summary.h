@@ -59,6 +59,8 @@ void cli_sumopts_apply(cli_sumopts *o);
  * order, so it prints what `summary` prints. */
 typedef struct cli_sumdist cli_sumdist;
 int cli_summary_main(int argc, char **argv, cli_sumdist *sd);
+/* Its rank and option state (dshard.h), NULL for NULL. */
+struct dshard *cli_sumdist_shard(cli_sumdist *sd);
 /* Whether this rank analyses window k; whether it prints (rank 0). */
 int cli_sumdist_mine(const cli_sumdist *sd, uint64_t k);
 int cli_sumdist_root(const cli_sumdist *sd);

@@ -34,8 +34,8 @@ row() { # label cmd...: one table row (wall s, CPU s per rank, messages, bytes)
   echo "| run | wall s | CPU s per rank | messages | bytes | load average |"
   echo "|---|---|---|---|---|---|"
   row "infer, 1 process" "$LP" infer -o m1.json r.csv
-  row "dist infer, 1 rank" timeout 600 mpirun --oversubscribe -n 1 "$LP" dist --stats infer -o md1.json r.csv
-  row "dist infer, 2 ranks" timeout 600 mpirun --oversubscribe -n 2 "$LP" dist --stats infer -o md2.json r.csv
+  row "dist infer, 1 rank" timeout 600 mpirun --oversubscribe -n 1 "$LP" dist infer --stats -o md1.json r.csv
+  row "dist infer, 2 ranks" timeout 600 mpirun --oversubscribe -n 2 "$LP" dist infer --stats -o md2.json r.csv
   cmp -s m1.json md2.json && echo "" && echo "The 2-rank model file is byte-identical to the single-process one."
   echo
   echo "Where the single process spends its time (\`infer --timing\`): $("$LP" infer --timing -o /dev/null r.csv 2>&1 >/dev/null | sed -n 's/.*timing: //p')."
@@ -45,7 +45,7 @@ row() { # label cmd...: one table row (wall s, CPU s per rank, messages, bytes)
   echo "| run | wall s | CPU s per rank | messages | bytes | load average |"
   echo "|---|---|---|---|---|---|"
   row "summary, 256 windows, 1 process" "$LP" summary --window 40ms g.lpt
-  row "dist summary, 256 windows, 1 rank" timeout 600 mpirun --oversubscribe -n 1 "$LP" dist --stats summary --window 40ms g.lpt
-  row "dist summary, 256 windows, 2 ranks" timeout 600 mpirun --oversubscribe -n 2 "$LP" dist --stats summary --window 40ms g.lpt
+  row "dist summary, 256 windows, 1 rank" timeout 600 mpirun --oversubscribe -n 1 "$LP" dist summary --stats --window 40ms g.lpt
+  row "dist summary, 256 windows, 2 ranks" timeout 600 mpirun --oversubscribe -n 2 "$LP" dist summary --stats --window 40ms g.lpt
 } > "$OUT"
 cat "$OUT"

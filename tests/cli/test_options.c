@@ -11,6 +11,7 @@
  * The parser is the commands' own (cli_parse on the form's args), run in-process with
  * stderr captured. */
 #include "cli.h"
+#include "distcli.h"
 #include "t.h"
 
 #include <stdio.h>
@@ -198,6 +199,8 @@ static void check_help(const cli_command *c)
             const cli_opt *o = NULL;
             for (int k = 0; k < 4 && c->specs[k] && !o; k++)
                 o = find(c->specs[k], tok);
+            for (const cli_dist_command *d = cli_dist_commands; c->run == cmd_dist && d->name && !o; d++)
+                o = find(d->spec, tok); /* `dist`: its subcommands' options */
             if (!o)
                 fprintf(stderr, "%s: the help documents '%s', which no form of the command parses\n", c->name, tok);
             CHECK(o != NULL);
@@ -216,6 +219,13 @@ int main(void)
             check_parse(c, c->specs[k]);
         }
         check_help(c);
+    }
+    for (const cli_dist_command *d = cli_dist_commands; d->name; d++) { /* `dist`'s subcommands */
+        for (const cli_command *c = cli_commands; c->name; c++)
+            if (c->run == cmd_dist) {
+                check_table(c, d->spec);
+                check_parse(c, d->spec);
+            }
     }
     CHECK(ncommands >= 16);
     return t_done("test_options");

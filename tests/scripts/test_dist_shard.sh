@@ -74,9 +74,9 @@ for k in 2 3; do
 done
 
 # --stats: the distribution block on stderr only
-(cd "$tmp" && run_mpi 2 --stats summary --window 5ms g.lpt > s.out 2> s.err)
+(cd "$tmp" && run_mpi 2 summary --stats --window 5ms g.lpt > s.out 2> s.err)
 (cd "$tmp" && "$lp" summary --window 5ms g.lpt > one.out 2> /dev/null)
-cmp -s "$tmp/s.out" "$tmp/one.out" || bad "dist --stats summary: stdout differs"
+cmp -s "$tmp/s.out" "$tmp/one.out" || bad "dist summary --stats: stdout differs"
 grep -q "distribution (mpi transport, 2 ranks)" "$tmp/s.err" || bad "dist --stats: no distribution block: $(head -2 "$tmp/s.err")"
 grep -Eq "^ +1 +[1-9][0-9]* +[1-9]" "$tmp/s.err" || bad "dist --stats: rank 1 sent nothing"
 

@@ -24,6 +24,8 @@ typedef struct build {
     const lp_ktrace *kt;
     const lp_kmatch *m;
     int sync;
+    int partial;           /* opts->partial: hosts without events are absent */
+    uint32_t *out_send, *out_target; /* opts->pk_send_v, pk_target_v (may be NULL) */
     lp_hmap *pkmap;        /* [nhosts] */
     uint32_t *pk_send, *pk_recv, *pk_target;
     uint8_t *pk_ok;        /* [npk] indexed in step 1 */
@@ -53,9 +55,15 @@ static lp_status index_packets(build *b, lp_error *err)
     memset(b->pk_target, 0xff, (size_t)(npk ? npk : 1) * 4);
     for (uint64_t p = 0; p < npk; p++) {
         const lp_kpacket *k = &b->m->pk[p];
-        if (k->shost >= kt->nhosts || k->rhost >= kt->nhosts || k->sev >= kt->host[k->shost].nev ||
-            k->rev >= kt->host[k->rhost].nev || kt->host[k->shost].ev[k->sev].type != LP_KEV_NET_SEND ||
-            kt->host[k->rhost].ev[k->rev].type != LP_KEV_NET_RECV) {
+        int s_in = 1, r_in = 1; /* the ends are present (partial builds: hosts without events are not) */
+        if (b->partial && k->shost < kt->nhosts && k->rhost < kt->nhosts) {
+            s_in = kt->host[k->shost].nev > 0;
+            r_in = kt->host[k->rhost].nev > 0;
+        }
+        if (k->shost >= kt->nhosts || k->rhost >= kt->nhosts || (s_in && k->sev >= kt->host[k->shost].nev) ||
+            (r_in && k->rev >= kt->host[k->rhost].nev) ||
+            (s_in && kt->host[k->shost].ev[k->sev].type != LP_KEV_NET_SEND) ||
+            (r_in && kt->host[k->rhost].ev[k->rev].type != LP_KEV_NET_RECV)) {
             if (!b->pkst.npk_bad++ && b->diags)
                 lp_diags_report(b->diags, LP_SEV_WARNING, LP_RULE_IMPORT, "packets", p + 1,
                                 "matched packet %llu does not name a send and a receive event (dropped)",
@@ -63,13 +71,13 @@ static lp_status index_packets(build *b, lp_error *err)
             continue;
         }
         uint64_t ks = k->sev * 2, kr = k->rev * 2 + 1, old;
-        if (lp_hmap_get(&b->pkmap[k->shost], ks, &old) || lp_hmap_get(&b->pkmap[k->rhost], kr, &old)) {
+        if ((s_in && lp_hmap_get(&b->pkmap[k->shost], ks, &old)) || (r_in && lp_hmap_get(&b->pkmap[k->rhost], kr, &old))) {
             b->pkst.npk_dup++;
             continue;
         }
-        if (lp_hmap_put(&b->pkmap[k->shost], ks, p, err) || lp_hmap_put(&b->pkmap[k->rhost], kr, p, err))
+        if ((s_in && lp_hmap_put(&b->pkmap[k->shost], ks, p, err)) || (r_in && lp_hmap_put(&b->pkmap[k->rhost], kr, p, err)))
             return nomem(err);
-        b->pk_ok[p] = 1;
+        b->pk_ok[p] = s_in && r_in ? 1 : 2; /* 2: one end absent (partial): no link */
     }
     return LP_OK;
 }
@@ -97,8 +105,8 @@ static lp_status packet_links(build *b, kxlink **out, uint64_t *nout, lp_error *
         return nomem(err);
     for (uint64_t p = 0; p < npk; p++) {
         const lp_kpacket *k = &b->m->pk[p];
-        if (!b->pk_ok[p])
-            continue; /* counted in step 1 */
+        if (b->pk_ok[p] != 1)
+            continue; /* counted in step 1, or an end is absent (partial) */
         uint32_t s = b->pk_send[p], t = b->pk_target[p];
         if (s == LP_NONE32 || t == LP_NONE32) {
             b->pkst.npk_noendpoint++;
@@ -139,6 +147,8 @@ static void report(const build *b, const lp_kgraph *g)
     if (!b->diags)
         return;
     for (uint32_t h = 0; h < b->kt->nhosts; h++) {
+        if (b->partial && !b->kt->host[h].nev)
+            continue; /* an absent host (partial builds): nothing to report */
         const khost_out *o = &b->outs[h];
         const char *src = lp_strtab_get(&b->kt->strs, b->kt->host[h].source);
         for (unsigned i = 0; i < o->nnotes; i++)
@@ -191,6 +201,20 @@ static lp_status graph_head(const build *b, lp_kgraph *g, lp_error *err)
     return LP_OK;
 }
 
+/* The graph vertices of every packet's ends (opts->pk_send_v, pk_target_v). */
+static void packet_vertices(const build *b, uint32_t *const *perms)
+{
+    uint64_t npk = b->m ? b->m->npk : 0;
+    for (uint64_t p = 0; p < npk; p++) {
+        const lp_kpacket *k = &b->m->pk[p];
+        uint32_t s = b->pk_ok[p] ? b->pk_send[p] : LP_NONE32, t = b->pk_ok[p] ? b->pk_target[p] : LP_NONE32;
+        if (b->out_send)
+            b->out_send[p] = s == LP_NONE32 ? LP_NONE32 : perms[k->shost][s];
+        if (b->out_target)
+            b->out_target[p] = t == LP_NONE32 ? LP_NONE32 : perms[k->rhost][t];
+    }
+}
+
 /* Step 4 and the packet keys (their vertices renumbered). */
 static lp_status assemble(build *b, lp_kgraph *g, const kxlink *x, uint64_t nx, lp_error *err)
 {
@@ -211,6 +235,7 @@ static lp_status assemble(build *b, lp_kgraph *g, const kxlink *x, uint64_t nx, 
         kpart_release(&parts[h]);
     if (st)
         goto out;
+    packet_vertices(b, perms);
     for (uint32_t h = 0; h < nh; h++)
         g->npk += b->outs[h].nkeys;
     g->pk = lp_malloc((g->npk ? g->npk : 1) * sizeof *g->pk);
@@ -270,7 +295,11 @@ lp_status lp_kgraph_build(const lp_ktrace *kt, const lp_kmatch *m, const lp_kgra
     lp_status st = check_args(kt, m, sync, err);
     if (st)
         return st;
-    build b = {kt, m, sync, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, diags, {0}};
+    build b = {kt, m, sync, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, diags, {0}};
+    if (opts) {
+        b.partial = opts->partial;
+        b.out_send = opts->pk_send_v, b.out_target = opts->pk_target_v;
+    }
     uint32_t nh = kt->nhosts;
     lp_kgraph *g = lp_calloc(1, sizeof *g);
     b.outs = lp_calloc(nh ? nh : 1, sizeof *b.outs);

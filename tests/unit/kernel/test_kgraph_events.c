@@ -15,7 +15,7 @@ static lp_kgraph *build_opts(const lp_ktrace *kt, const lp_kmatch *m, unsigned t
 {
     lp_kgraph *g = NULL;
     lp_error err;
-    lp_kgraph_opts o = {threads, 0};
+    lp_kgraph_opts o = {.threads = threads};
     lp_status st = lp_kgraph_build(kt, m, &o, ds, &g, &err);
     CHECK(st == LP_OK);
     if (st)
@@ -454,7 +454,7 @@ static void allocation_failures(void)
     for (long n = 0; n < 400; n++) {
         lp_kgraph *g = NULL;
         lp_error err;
-        lp_kgraph_opts o = {1, 0};
+        lp_kgraph_opts o = {.threads = 1};
         lp_alloc_fail_after(n);
         lp_status st = lp_kgraph_build(&kt, &m, &o, NULL, &g, &err);
         lp_kcp cp;

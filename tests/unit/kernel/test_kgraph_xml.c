@@ -208,7 +208,7 @@ static void skewed_clocks(void)
     }
     lp_kgraph_free(g);
     lp_diags_release(&ds);
-    lp_kgraph_opts o = {0, 1};
+    lp_kgraph_opts o = {.no_sync = 1};
     lp_error err;
     lp_diags_init(&ds, 50);
     CHECK(lp_kgraph_build(&kt, &m, &o, &ds, &g, &err) == LP_OK);

@@ -184,6 +184,18 @@ lp_status lp_kgraph_find_thread(const lp_kgraph *g, const char *thread, const ch
 typedef struct lp_kgraph_opts {
     unsigned threads;   /* hosts built in parallel: 0 = as many as CPUs (at most one per host) */
     int no_sync;        /* keep every host's own clock even when lp_kmatch has clock maps */
+    /* Added for the distributed critical path (issue 14, docs/distributed.md): a graph of
+     * some hosts only, with the packets matched over all of them. With `partial`, a host
+     * without events (nev == 0) is absent: a matched packet with an end on an absent host
+     * is indexed on its present end only (so that end's part is built exactly as in the
+     * whole graph: matched packets leave no key) and makes no link; the packet counts of
+     * the graph's stats (npk_*) then cover only packets whose two ends are present.
+     * pk_send_v / pk_target_v (may be NULL; [m->npk] each, written by the build): the
+     * graph vertex of each packet's send and of what its receive woke (its target), or
+     * LP_NONE32 when absent, without context, or the packet was dropped as a duplicate
+     * or not a send and a receive. */
+    int partial;
+    uint32_t *pk_send_v, *pk_target_v;
 } lp_kgraph_opts;
 
 /* The execution graph of kernel traces (Trace Compass's semantics, docs/analyses/
