@@ -9,6 +9,12 @@
 set -uo pipefail
 lp=$(realpath "$1") src=$(realpath "$2")
 export LONGPOLE_NO_PROGRESS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# under ASan: only Open MPI's own leaks are suppressed (never a longpole frame). Its
+# plugins stay loaded and stacks are unwound fully, so that every leak of Open MPI's
+# shows its library (else: "<unknown module>" frames no suppression can name)
+export LSAN_OPTIONS="suppressions=$src/tests/scripts/lsan_openmpi.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 command -v mpirun > /dev/null || { echo "skip: mpirun is not installed (apt-get install openmpi-bin)"; exit 77; }
 ldd "$lp" 2>/dev/null | grep -q libmpi || { echo "skip: this build has no MPI (install libopenmpi-dev and reconfigure)"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
