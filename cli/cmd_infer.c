@@ -163,7 +163,10 @@ static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_inf
         return rc;
     if (rc)
         return rc;
-    if ((rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk)) != 0)
+    rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk);
+    if (id) /* the same on every rank (the same logs), unless memory ran out on one */
+        rc = cli_infdist_agree(id, rc);
+    if (rc)
         return rc;
     lp_error err;
     lp_error_clear(&err);

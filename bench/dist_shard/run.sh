@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # bench/dist_shard/run.sh: the sharded analyses (docs/distributed.md) on 1 and 2 ranks:
-# Mystery Machine inference over a generated request log (REQUESTS, default 40000) and
+# Mystery Machine inference over a generated request log (REQUESTS, default 100000) and
 # SnailTrail's summary over 256 windows of a generated dataflow job. Per run: wall
 # time, CPU seconds per rank (getrusage: fair when the ranks share cores), messages
 # and bytes moved (--stats), the load average. Env: LP, OUT, WORK (bench/run.sh).
 set -euo pipefail
 : "${LP:?}" "${OUT:?}" "${WORK:?}"
 export LONGPOLE_NO_PROGRESS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-req=${REQUESTS:-40000}
+req=${REQUESTS:-100000}
 mkdir -p "$WORK" && cd "$WORK"
 [ -f r.csv ] && [ -s gen.txt ] || "$LP" generate requests -o r --requests "$req" > gen.txt 2>&1
 [ -f g.lpt ] || "$LP" generate dataflow -o g.lpt --duration 10240ms > /dev/null 2>&1
