@@ -2,6 +2,8 @@
  * rejection (Mystery Machine, OSDI'14 §4.1-4.2; docs/analyses/mystery-inference.md),
  * written to a model file (docs/formats/mystery-model.md) and refined incrementally. */
 #include "reqcli.h"
+#include "infdist.h"
+#include "dshard.h"
 #include "longpole/analysis/mystery/causal.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@ typedef struct infer_args {
     const char *out, *model, *filter, *diff;
     uint64_t block, maxdiff;
     int json;
+    dshard_opt dist;           /* `dist infer`: --stats */
 } infer_args;
 
 static void infer_init(void *p)
@@ -61,6 +64,19 @@ const cli_spec cli_spec_infer = {
              "points) are derived from the surviving happens-before edges and rejected by the\n"
              "first request that reorders them. Clock skew is corrected first (see `skew`).\n",
     .groups = {CLI_OWN("options:", infer_opts), REQCLI_GROUPS(infer_args, rq)},
+    .size = sizeof(infer_args),
+    .init = infer_init,
+};
+
+/* `dist infer`: the same tables and --stats (cmd_dist_infer.c). */
+const cli_spec cli_spec_dist_infer = {
+    .cmd = "dist infer",
+    .usage = "usage: longpole dist infer [--stats] [OPTIONS] (-o MODEL | --model MODEL) LOG...   (mpirun -n K)\n",
+    .about = "`infer` with the requests split over the ranks of an MPI job: every rank reads every\n"
+             "log, rejects hypotheses on its share of the requests, and the surviving relations\n"
+             "are ANDed (MPI_BAND): rank 0 writes the model and prints exactly what `infer` does\n"
+             "(docs/distributed.md). The options are infer's (not --convergence), plus --stats.\n",
+    .groups = {CLI_OWN("options:", infer_opts), REQCLI_GROUPS(infer_args, rq), DSHARD_GROUP(infer_args, dist)},
     .size = sizeof(infer_args),
     .init = infer_init,
 };
@@ -139,12 +155,18 @@ static int open_model(const infer_args *a, infer_run *r)
 
 /* Load the logs, correct the skew, refine the model, derive pipelines, write it, and
  * compare with --diff. */
-static int infer(infer_args *a, infer_run *r, const char *out, FILE *so)
+static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_infdist *id)
 {
-    int rc;
-    if ((rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors)) != 0)
+    int rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors);
+    /* a rank that could not load, or loaded other logs, stops every rank */
+    if (id && ((rc = cli_infdist_agree(id, rc)) != 0 || (rc = cli_infdist_same(id, r->rl)) != 0))
         return rc;
-    if ((rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk)) != 0)
+    if (rc)
+        return rc;
+    rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk);
+    if (id) /* the same on every rank (the same logs), unless memory ran out on one */
+        rc = cli_infdist_agree(id, rc);
+    if (rc)
         return rc;
     lp_error err;
     lp_error_clear(&err);
@@ -158,13 +180,24 @@ static int infer(infer_args *a, infer_run *r, const char *out, FILE *so)
     }
     if (cli_progress_enabled())
         ro.progress = cli_progress;
-    if (lp_causal_map(&r->m, r->rl, &r->map, &err) || lp_causal_refine(&r->m, r->rl, r->map, &ro, &err))
+    lp_status st = lp_causal_map(&r->m, r->rl, &r->map, &err);
+    if (id && !st) { /* this rank's share of the requests */
+        cli_infdist_part(id, &ro.part, &ro.nparts);
+        st = cli_infdist_start(id, &r->m, &err);
+    }
+    if (!st)
+        st = lp_causal_refine(&r->m, r->rl, r->map, &ro, &err);
+    if (id) /* every rank, even after a failure */
+        st = cli_infdist_merge(id, st, &r->m, &err);
+    if (st)
         return cli_fail("infer", &err);
     cli_progress_done();
     reqcli_mark(&a->rq, "infer");
-    if (lp_causal_finish(&r->m, r->rl, r->map, &err))
+    if (id ? cli_infdist_finish(id, &r->m, r->rl, r->map, &err) : lp_causal_finish(&r->m, r->rl, r->map, &err))
         return cli_fail("infer", &err);
     reqcli_mark(&a->rq, "pipelines");
+    if (id && !cli_infdist_root(id))
+        return 0; /* rank 0 writes and prints */
     if (lp_causal_save(&r->m, out, &err))
         return cli_fail("infer", &err);
     reqcli_mark(&a->rq, "write");
@@ -305,15 +338,21 @@ static void print_text(const infer_args *a, const infer_run *r, const char *out,
 
 /* ---- the command ------------------------------------------------------------------------- */
 
-int cmd_infer(int argc, char **argv)
+int cmd_infer(int argc, char **argv) { return cli_infer_main(argc, argv, NULL); }
+
+int cli_infer_main(int argc, char **argv, cli_infdist *id)
 {
     infer_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_infer, argc, argv, &a, &rest);
+    dshard *sh = cli_infdist_shard(id);
+    const cli_spec *spec = sh ? &cli_spec_dist_infer : &cli_spec_infer;
+    int rc = dshard_parse(sh, &cli_spec_infer, &cli_spec_dist_infer, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     if (!a.out && !a.model) {
-        cli_args_release(&cli_spec_infer, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return cli_usage("infer", "where should the model go? (-o FILE or --model FILE)");
     }
     const char *out = a.out ? a.out : a.model;
@@ -322,7 +361,14 @@ int cmd_infer(int argc, char **argv)
     FILE *so = strcmp(out, "-") == 0 ? stderr : stdout; /* the summary goes to stdout unless the model did */
     infer_run r;
     memset(&r, 0, sizeof r);
-    if (!(rc = open_model(&a, &r)) && !(rc = infer(&a, &r, out, so))) {
+    if (id && a.block) {
+        cli_args_release(spec, &a, &rest);
+        return cli_usage("infer", "--convergence follows the requests in order: not available in `dist infer`");
+    }
+    rc = open_model(&a, &r);
+    if (id) /* a rank that could not open the model stops every rank */
+        rc = cli_infdist_agree(id, rc);
+    if (!rc && !(rc = infer(&a, &r, out, so, id)) && (!id || cli_infdist_root(id))) {
         if (a.json)
             print_json(&a, &r, out, so);
         else
@@ -335,6 +381,6 @@ int cmd_infer(int argc, char **argv)
             rc = LP_EXIT_DATA;
     }
     run_release(&r);
-    cli_args_release(&cli_spec_infer, &a, &rest);
+    cli_args_release(spec, &a, &rest);
     return rc;
 }

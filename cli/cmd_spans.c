@@ -5,6 +5,8 @@
  * whole-trace path), and counts what the walk did to the data: spans clipped to their
  * parent (clock skew), children left out (docs/trust.md). */
 #include "cli.h"
+#include "spandist.h"
+#include "dshard.h"
 #include "base/util.h"
 #include "longpole/model/span.h"
 #include "longpole/formats/lpt.h"
@@ -24,6 +26,7 @@ typedef struct spans_args {
     double folded_p;
     const char *trace;
     const char *format;
+    dshard_opt dist;         /* `dist spans`: --stats */
 } spans_args;
 
 static int set_pcts(void *dst, const char *v, char *msg, size_t n)
@@ -97,6 +100,20 @@ const cli_spec cli_spec_spans = {
     .groups = {CLI_OWN("options:", spans_opts), CLI_GROUP(NULL, cli_diag_opts, spans_args, load)},
     .notes = "The same files also load as activity graphs (`longpole cp|info|convert FILE`),\n"
              "mapped as docs/formats/spans.md says.\n",
+    .size = sizeof(spans_args),
+    .init = spans_init,
+};
+
+/* `dist spans`: the same tables and --stats (cmd_dist_spans.c). */
+const cli_spec cli_spec_dist_spans = {
+    .cmd = "dist spans",
+    .usage = "usage: longpole dist spans [--stats] [OPTIONS] FILE|DIR...   (mpirun -n K)\n",
+    .about = "`spans` with the traces split over the ranks of an MPI job: every rank reads every\n"
+             "file, walks the traces t with t mod K = its rank, and rank 0 aggregates their paths\n"
+             "in trace order and prints exactly what `spans` does (docs/distributed.md). The\n"
+             "options are spans', plus --stats.\n",
+    .groups = {CLI_OWN("options:", spans_opts), CLI_GROUP(NULL, cli_diag_opts, spans_args, load),
+               DSHARD_GROUP(spans_args, dist)},
     .size = sizeof(spans_args),
     .init = spans_init,
 };
@@ -427,7 +444,7 @@ static void text_head(const lp_spans *sp)
 /* The critical path of every trace (or --trace's), into the aggregate, printed when
  * shown (--sections, --trace, or a single trace). */
 static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t only, int show, lp_spancp_agg *agg,
-                           lp_jsonw *j, spans_adj *adj, lp_error *err)
+                           lp_jsonw *j, spans_adj *adj, cli_spandist *sd, lp_error *err)
 {
     lp_spancp cp;
     lp_spancp_init(&cp);
@@ -439,7 +456,8 @@ static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t onl
     for (uint32_t t = 0; t < sp->ntraces && !st; t++) {
         if (only != LP_SPAN_NONE && t != only)
             continue;
-        if ((st = lp_spancp_trace(&cp, sp, t, err)) || (st = lp_spancp_agg_add(agg, &cp, err)))
+        if ((st = sd ? cli_spandist_next(sd, sp, t, &cp, err) : lp_spancp_trace(&cp, sp, t, err)) ||
+            (st = lp_spancp_agg_add(agg, &cp, err)))
             break;
         adj_add(adj, &cp);
         if (show && !a->folded) {
@@ -510,8 +528,16 @@ static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct,
 }
 
 /* The traces' critical paths and the tables at the percentiles (or folded stacks). */
-static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors)
+static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors, cli_spandist *sd)
 {
+    if (sd) { /* every rank walks its traces; rank 0 goes on with their paths */
+        lp_error werr;
+        lp_error_clear(&werr);
+        if (cli_spandist_walk(sd, sp, only, &werr))
+            return cli_fail("spans", &werr);
+        if (!cli_spandist_root(sd))
+            return 0;
+    }
     int show = a->sections || only != LP_SPAN_NONE || sp->ntraces == 1;
     lp_spancp_agg *agg = NULL;
     lp_spancp_pct *pct = NULL;
@@ -526,7 +552,7 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
     else if (!a->folded)
         text_head(sp);
     spans_adj adj = {0, 0, 0, 0, 0};
-    if (per_trace(a, sp, only, show, agg, &j, &adj, &err) ||
+    if (per_trace(a, sp, only, show, agg, &j, &adj, sd, &err) ||
         lp_spancp_agg_percentiles(agg, a->folded ? &a->folded_p : a->pct, np, &pct, &err)) {
         lp_spancp_agg_free(agg);
         return cli_fail("spans", &err);
@@ -552,19 +578,25 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
     return data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
 }
 
-int cmd_spans(int argc, char **argv)
+int cmd_spans(int argc, char **argv) { return cli_spans_main(argc, argv, NULL); }
+
+int cli_spans_main(int argc, char **argv, cli_spandist *sd)
 {
     spans_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_spans, argc, argv, &a, &rest);
+    dshard *sh = cli_spandist_shard(sd);
+    const cli_spec *spec = sh ? &cli_spec_dist_spans : &cli_spec_spans;
+    int rc = dshard_parse(sh, &cli_spec_spans, &cli_spec_dist_spans, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     if (!rest.n)
         rc = cli_usage("spans", "no trace files given");
     else if (a.json && a.folded)
         rc = cli_usage("spans", "--json and --folded exclude each other");
     if (rc) {
-        cli_args_release(&cli_spec_spans, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return rc;
     }
     lp_diags ds;
@@ -572,9 +604,11 @@ int cmd_spans(int argc, char **argv)
     int data_errors = 0;
     uint32_t only;
     rc = load(&a, &rest, &ds, &sp, &data_errors);
-    cli_args_release(&cli_spec_spans, &a, &rest);
+    cli_args_release(spec, &a, &rest);
+    if (sd && !(rc = cli_spandist_agree(sd, rc))) /* a rank that could not load, or loaded */
+        rc = cli_spandist_same(sd, &sp);                /* other spans, stops every rank */
     if (!rc && !(rc = find_trace(&sp, a.trace, &only)))
-        rc = analyse(&a, &sp, only, data_errors);
+        rc = analyse(&a, &sp, only, data_errors, sd);
     lp_spans_release(&sp);
     lp_diags_release(&ds);
     return rc;

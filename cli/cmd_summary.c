@@ -7,6 +7,7 @@
  * (each printed as it completes, in order), the totals. The printing and the totals
  * are shared with `stream` (summary.h). */
 #include "summary.h"
+#include "dshard.h"
 
 #include <string.h>
 
@@ -16,6 +17,7 @@ typedef struct summary_args {
     int64_t size, step;    /* --window, --slide (0: not given) */
     const char *from, *to;
     uint64_t threads;
+    dshard_opt dist;       /* `dist summary`: --stats */
 } summary_args;
 
 static void summary_init(void *p) { cli_sumopts_init(&((summary_args *)p)->sum); }
@@ -62,17 +64,34 @@ const cli_spec cli_spec_summary = {
     .init = summary_init,
 };
 
+/* `dist summary`: the same tables and --stats (cmd_dist_summary.c). */
+const cli_spec cli_spec_dist_summary = {
+    .cmd = "dist summary",
+    .usage = "usage: longpole dist summary [--stats] [--window D [--slide D]] [OPTIONS] TRACE...   (mpirun -n K)\n",
+    .about = "`summary` with the windows split over the ranks of an MPI job: rank r analyses the\n"
+             "windows k with k mod K = r, rank 0 prints them and the totals in order, exactly as\n"
+             "`summary` (docs/distributed.md). The options are summary's, plus --stats.\n",
+    .groups = {CLI_OWN("options:", summary_opts), CLI_GROUP(NULL, cli_sum_opts, summary_args, sum),
+               CLI_LOAD_GROUPS(summary_args, load), DSHARD_GROUP(summary_args, dist)},
+    .size = sizeof(summary_args),
+    .init = summary_init,
+};
+
 /* ---- running the windows ----------------------------------------------------------------- */
 
 typedef struct run_ctx {
     cli_sumfmt fmt;
     cli_sumtotal *tot;
     uint64_t nwindows;       /* to analyse: the progress bar (issue 6) */
+    cli_sumdist *sd;         /* `dist summary`: the ranks (NULL: one process) */
+    int merging;             /* dist: rank 0 printing the gathered windows */
 } run_ctx;
 
 static int on_window(void *ctx, const lp_winres *r)
 {
     run_ctx *rc = ctx;
+    if (rc->sd && !rc->merging)
+        return cli_sumdist_keep(rc->sd, r);
     cli_winres_print(stdout, r, &rc->fmt);
     cli_progress_beside("windows", r->index + 1, rc->nwindows); /* issue 6 */
     cli_sumtotal_add(rc->tot, r);
@@ -117,14 +136,20 @@ static lp_status run_windows(const summary_args *a, const lp_trace *t, int64_t f
         have_keys = 1;
     if (!st)
         st = lp_winpool_new(&pool, (unsigned)a->threads, &a->sum.win, on_window, ctx, err);
-    if (!st && !ctx->fmt.json)
+    int root = !ctx->sd || cli_sumdist_root(ctx->sd);
+    if (!st && !ctx->fmt.json && root)
         print_head(t, &g, from, size, step);
     for (uint64_t k = 0; !st && k < g.n; k++)
-        st = lp_winpool_submit(pool, &src, &keys, k, lp_wingrid_ts(&g, k), lp_wingrid_te(&g, k), NULL, err);
+        if (!ctx->sd || cli_sumdist_mine(ctx->sd, k))
+            st = lp_winpool_submit(pool, &src, &keys, k, lp_wingrid_ts(&g, k), lp_wingrid_te(&g, k), NULL, err);
     if (!st)
         st = lp_winpool_finish(pool, err);
+    if (ctx->sd) { /* every rank, even after a failure: no rank waits forever */
+        ctx->merging = 1;
+        st = cli_sumdist_merge(ctx->sd, st, g.n, &keys, &src, on_window, ctx, err);
+    }
     cli_progress_done(); /* issue 6 */
-    if (!st) /* the totals' labels are the keys' */
+    if (!st && root) /* the totals' labels are the keys' */
         cli_sumtotal_print(stdout, ctx->tot, &ctx->fmt);
     lp_winpool_free(pool);
     if (have_keys)
@@ -164,24 +189,34 @@ static int resolve_times(const summary_args *a, const lp_trace *t, int64_t *from
     return 0;
 }
 
-int cmd_summary(int argc, char **argv)
+int cmd_summary(int argc, char **argv) { return cli_summary_main(argc, argv, NULL); }
+
+int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
 {
     summary_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_summary, argc, argv, &a, &rest);
+    dshard *sh = cli_sumdist_shard(sd);
+    int rc = dshard_parse(sh, &cli_spec_summary, &cli_spec_dist_summary, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     lp_trace *t = NULL;
     int data_errors = 0;
     if (!(rc = check_args(&a, &rest)))
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
-    cli_args_release(&cli_spec_summary, &a, &rest);
+    cli_args_release(sh ? &cli_spec_dist_summary : &cli_spec_summary, &a, &rest);
+    if (sd && ((rc = cli_sumdist_agree(sd, rc)) != 0 || (rc = cli_sumdist_same(sd, t)) != 0)) {
+        /* a rank that could not load, or loaded another trace, stops every rank */
+        lp_trace_free(t);
+        return rc;
+    }
     int64_t from, to;
     if (rc || (rc = cli_refuse_empty("summary", t)) || (rc = resolve_times(&a, t, &from, &to))) {
         lp_trace_free(t);
         return rc;
     }
-    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0};
+    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0, sd, 0};
     if (!ctx.tot) {
         lp_trace_free(t);
         return LP_EXIT_NOMEM;

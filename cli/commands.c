@@ -51,7 +51,8 @@ const cli_command cli_commands[] = {
     {"monitor", cmd_monitor, "record --sources monitor: Grade10's resource sampler (CPU, delay, PSI, net, disk)",
      {&cli_spec_monitor}},
     {"dist", cmd_dist,
-     "an analysis spread over the ranks of an MPI job (mpirun -n K longpole dist kcp ...): kernel thread CP over hosts",
+     "an analysis spread over the ranks of an MPI job (mpirun -n K longpole dist kcp ...): kernel thread CP over "
+     "hosts; sharded summary, infer, spans",
      {&cli_spec_dist}},
     {"demo", cmd_demo, "generate the embedded demo job and analyse it", {&cli_spec_demo}},
     {"help", cmd_help, "this text; `longpole help TOPIC` for a command or topic", {&cli_spec_help}},

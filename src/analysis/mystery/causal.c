@@ -582,6 +582,9 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     }
     free_derived(m);
     unsigned nthr = lp_pool_threads(o->threads, 64);
+    if (o->nparts && o->part >= o->nparts)
+        return lp_error_set(err, LP_ERR_ARG, "part %llu of %llu", (unsigned long long)o->part,
+                            (unsigned long long)o->nparts);
     if (nthr > 1 && rl->nreqs < 2048)
         nthr = 1;
     uint32_t W = m->words ? m->words : 1;
@@ -613,11 +616,13 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
     memset(&prev, 0, sizeof prev);
     if (o->conv)
         measure(m, &prev);
-    uint64_t base_requests = m->nreq;
+    uint64_t base_requests = m->nreq, rlo = 0, rhi = rl->nreqs;
+    if (o->nparts)
+        lp_pool_range(rl->nreqs, (size_t)o->part, (size_t)o->nparts, &rlo, &rhi);
     lp_pool_new(&pool, nthr - 1, NULL); /* one pool for every block; without it, the parts run here */
-    for (uint64_t lo = 0; lo < rl->nreqs; lo += block) {
+    for (uint64_t lo = rlo; lo < rhi; lo += block) {
         C.lo = lo;
-        C.hi = lo + block < rl->nreqs ? lo + block : rl->nreqs;
+        C.hi = lo + block < rhi ? lo + block : rhi;
         lp_pool_run(pool, nthr, rf_worker, &C, NULL);
         for (unsigned t = 0; t < nthr; t++)
             if (th[t].nomem) {
@@ -667,7 +672,7 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
             prev = now;
         }
         if (o->progress)
-            o->progress(o->progress_ctx, "inferring", C.hi, rl->nreqs);
+            o->progress(o->progress_ctx, "inferring", C.hi - rlo, rhi - rlo);
     }
 out:
     lp_pool_free(pool);
@@ -820,6 +825,7 @@ typedef struct pp_ctx {
     const lp_reqlog *rl;
     const uint32_t *map;
     uint8_t *rej;        /* [nthreads * npipes] */
+    uint64_t lo, hi;     /* the requests checked */
     int64_t **start;     /* per thread: start per model segment, INT64_MIN if absent */
     rseg **segs;
     size_t *capsegs;
@@ -831,7 +837,8 @@ static lp_status pp_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
     pp_ctx *C = ctx;
     const lp_causal *m = C->m;
     uint64_t lo, hi;
-    lp_pool_range(C->rl->nreqs, tid, nthr, &lo, &hi);
+    lp_pool_range(C->hi - C->lo, tid, nthr, &lo, &hi);
+    lo += C->lo, hi += C->lo;
     int64_t *start = C->start[tid];
     uint8_t *rej = C->rej + (size_t)tid * m->npipes;
     for (uint64_t r = lo; r < hi; r++) {
@@ -1020,27 +1027,30 @@ static int pl_pipes(plsearch *P, lp_causal *m, uint32_t j)
     return 0;
 }
 
-/* FIFO counterexamples: pipelines some request contradicts are rejected (remembered in
- * pipe_rej). Returns 0, or -1 when out of memory. */
-static int pl_fifo(lp_causal *m, const lp_reqlog *rl, const uint32_t *map)
+/* FIFO counterexamples among requests [lo, hi): out[p] |= 1 for each candidate some
+ * request contradicts. Returns 0, or -1 when out of memory. */
+static int pl_check(const lp_causal *m, const lp_reqlog *rl, const uint32_t *map, uint64_t lo, uint64_t hi,
+                    uint8_t *out)
 {
     uint32_t S = m->nseg;
     unsigned nthr = lp_pool_threads(0, 64);
-    if (rl->nreqs < 4096)
+    if (hi - lo < 4096)
         nthr = 1;
     pp_ctx C;
     memset(&C, 0, sizeof C);
     C.m = m;
     C.rl = rl;
     C.map = map;
-    C.rej = lp_calloc((size_t)nthr * m->npipes, 1);
+    C.lo = lo;
+    C.hi = hi;
+    C.rej = lp_calloc((size_t)nthr * m->npipes + 1, 1);
     C.start = lp_calloc(nthr, sizeof *C.start);
     C.segs = lp_calloc(nthr, sizeof *C.segs);
     C.capsegs = lp_calloc(nthr, sizeof *C.capsegs);
     C.nomem = lp_calloc(nthr, sizeof *C.nomem);
     int ok = C.rej && C.start && C.segs && C.capsegs && C.nomem;
     for (unsigned t = 0; ok && t < nthr; t++) {
-        C.start[t] = lp_malloc(S * sizeof **C.start);
+        C.start[t] = lp_malloc((S ? S : 1) * sizeof **C.start);
         if (!C.start[t])
             ok = 0;
         else
@@ -1056,30 +1066,10 @@ static int pl_fifo(lp_causal *m, const lp_reqlog *rl, const uint32_t *map)
             if (C.nomem[t])
                 ok = 0;
     }
-    if (ok) {
-        uint32_t keep = 0;
-        for (uint32_t p = 0; p < m->npipes; p++) {
-            int r = 0;
+    if (ok)
+        for (uint32_t p = 0; p < m->npipes; p++)
             for (unsigned t = 0; t < nthr; t++)
-                r |= C.rej[(size_t)t * m->npipes + p];
-            if (r) {
-                lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
-                if (!pr) {
-                    ok = 0;
-                    break;
-                }
-                m->pipe_rej = pr;
-                pr[2 * m->npipe_rej] = m->pipes[p].t1;
-                pr[2 * m->npipe_rej + 1] = m->pipes[p].t2;
-                m->npipe_rej++;
-                lp_free(m->pipes[p].a);
-                lp_free(m->pipes[p].b);
-            } else {
-                m->pipes[keep++] = m->pipes[p];
-            }
-        }
-        m->npipes = keep;
-    }
+                out[p] |= C.rej[(size_t)t * m->npipes + p];
     if (C.start)
         for (unsigned t = 0; t < nthr; t++)
             lp_free(C.start[t]);
@@ -1088,6 +1078,100 @@ static int pl_fifo(lp_causal *m, const lp_reqlog *rl, const uint32_t *map)
             lp_free(C.segs[t]);
     lp_free(C.rej), lp_free(C.start), lp_free(C.segs), lp_free(C.capsegs), lp_free(C.nomem);
     return ok ? 0 : -1;
+}
+
+/* Drop the candidates with rej[p] set, remembering them in pipe_rej. 0, or -1 when out
+ * of memory. */
+static int pl_reject(lp_causal *m, const uint8_t *rej)
+{
+    uint32_t keep = 0;
+    int ok = 1;
+    for (uint32_t p = 0; p < m->npipes; p++) {
+        if (ok && rej[p]) {
+            lp_str *pr = lp_reallocarray(m->pipe_rej, 2 * (m->npipe_rej + 1), sizeof *pr);
+            if (pr) {
+                m->pipe_rej = pr;
+                pr[2 * m->npipe_rej] = m->pipes[p].t1;
+                pr[2 * m->npipe_rej + 1] = m->pipes[p].t2;
+                m->npipe_rej++;
+                lp_free(m->pipes[p].a);
+                lp_free(m->pipes[p].b);
+                continue;
+            }
+            ok = 0;
+        }
+        m->pipes[keep++] = m->pipes[p];
+    }
+    m->npipes = keep;
+    return ok ? 0 : -1;
+}
+
+/* FIFO counterexamples: pipelines some request contradicts are rejected (remembered in
+ * pipe_rej). Returns 0, or -1 when out of memory. */
+static int pl_fifo(lp_causal *m, const lp_reqlog *rl, const uint32_t *map)
+{
+    uint8_t *rej = lp_calloc(m->npipes + 1, 1);
+    int rc = !rej || pl_check(m, rl, map, 0, rl->nreqs, rej) || pl_reject(m, rej) ? -1 : 0;
+    lp_free(rej);
+    return rc;
+}
+
+lp_status lp_causal_pipes_check(const lp_causal *m, const lp_reqlog *rl, const uint32_t *map, uint64_t part,
+                                uint64_t nparts, uint8_t *rej, lp_error *err)
+{
+    uint64_t lo = 0, hi = rl->nreqs;
+    if (nparts && part >= nparts)
+        return lp_error_set(err, LP_ERR_ARG, "part %llu of %llu", (unsigned long long)part,
+                            (unsigned long long)nparts);
+    if (nparts)
+        lp_pool_range(rl->nreqs, (size_t)part, (size_t)nparts, &lo, &hi);
+    if (m->npipes && pl_check(m, rl, map, lo, hi, rej))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    return LP_OK;
+}
+
+lp_status lp_causal_pipes_reject(lp_causal *m, const uint8_t *rej, lp_error *err)
+{
+    if (pl_reject(m, rej))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    return LP_OK;
+}
+
+/* ---- the mergeable state (causal.h) -------------------------------------------------------- */
+
+void lp_causal_state_size(const lp_causal *m, size_t *nand, size_t *nsum)
+{
+    *nand = 3 * (size_t)m->nseg * m->words;
+    *nsum = (size_t)m->nseg + 1;
+}
+
+void lp_causal_state_get(const lp_causal *m, uint64_t *andw, uint64_t *sumw)
+{
+    size_t cells = (size_t)m->nseg * m->words;
+    if (cells) {
+        memcpy(andw, m->hb, cells * sizeof *andw);
+        memcpy(andw + cells, m->mx, cells * sizeof *andw);
+    }
+    for (size_t i = 0; i < cells; i++)
+        andw[2 * cells + i] = ~m->seen[i];
+    for (uint32_t s = 0; s < m->nseg; s++)
+        sumw[s] = m->seg_count[s];
+    sumw[m->nseg] = m->nreq;
+}
+
+void lp_causal_state_set(lp_causal *m, const uint64_t *andw, const uint64_t *sumw)
+{
+    size_t cells = (size_t)m->nseg * m->words;
+    free_derived(m);
+    if (cells) {
+        memcpy(m->hb, andw, cells * sizeof *andw);
+        memcpy(m->mx, andw + cells, cells * sizeof *andw);
+    }
+    for (size_t i = 0; i < cells; i++)
+        m->seen[i] = ~andw[2 * cells + i];
+    for (uint32_t s = 0; s < m->nseg; s++)
+        m->seg_count[s] = sumw[s];
+    m->nreq = sumw[m->nseg];
 }
 
 lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err)

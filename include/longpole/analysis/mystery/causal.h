@@ -117,6 +117,8 @@ typedef struct lp_causal_refine_opts {
     size_t *nconv;
     lp_progress_fn progress;
     void *progress_ctx;
+    uint64_t part, nparts;  /* refine with part `part` of `nparts` contiguous request ranges
+                               (lp_pool_range); nparts 0 = every request */
 } lp_causal_refine_opts;
 
 /* Refine with every good request of a log (map from lp_causal_map). */
@@ -125,6 +127,28 @@ lp_status lp_causal_refine(lp_causal *m, const lp_reqlog *rl, const uint32_t *ma
 /* Derive the topological order and pipelines; if rl is given, pipeline candidates are
  * checked against its requests (FIFO counterexamples), else they are kept. */
 lp_status lp_causal_finish(lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err);
+
+/* ---- sharded inference (docs/distributed.md) ---------------------------------------------
+ * K processes load the same logs (so the same segments, in the same order) and the same
+ * starting model; each refines its part of the requests (opts part/nparts). A model's
+ * mergeable state is two word vectors: `and` words (the hb rows, the mx rows and the
+ * complement of the seen rows, nseg * words each) merge by bitwise AND, `sum` words
+ * (each segment's request count, then nreq) by addition. Rejection only clears bits,
+ * so ANDing the parts' words gives exactly the bits of one refinement over every
+ * request; the counts are sums (subtract the starting model's sum words from every
+ * part but one). Pipelines: lp_causal_finish(m, NULL, NULL) on the merged model
+ * derives the same candidates everywhere; each part marks the candidates its requests
+ * contradict (lp_causal_pipes_check), the marks are ORed (a SUM > 0) and
+ * lp_causal_pipes_reject drops them, exactly as lp_causal_finish with the whole log. */
+void lp_causal_state_size(const lp_causal *m, size_t *nand, size_t *nsum);
+void lp_causal_state_get(const lp_causal *m, uint64_t *andw, uint64_t *sumw);
+void lp_causal_state_set(lp_causal *m, const uint64_t *andw, const uint64_t *sumw);
+/* rej[p] = 1 for each pipeline candidate p some good request of part `part` of
+ * `nparts` contradicts (others untouched). */
+lp_status lp_causal_pipes_check(const lp_causal *m, const lp_reqlog *rl, const uint32_t *map, uint64_t part,
+                                uint64_t nparts, uint8_t *rej, lp_error *err);
+/* Drop the candidates with rej[p] set (remembered as rejected, as lp_causal_finish does). */
+lp_status lp_causal_pipes_reject(lp_causal *m, const uint8_t *rej, lp_error *err);
 
 /* Counts of reported relationships. */
 void lp_causal_counts(const lp_causal *m, uint64_t *hb, uint64_t *hb_direct, uint64_t *mx, uint64_t *unseen_pairs);

@@ -135,4 +135,22 @@ lp_status lp_winpool_finish(lp_winpool *p, lp_error *err);
 unsigned lp_winpool_threads(const lp_winpool *p);
 void lp_winpool_free(lp_winpool *p);
 
+/* ---- a window's result as bytes (sharded runs: docs/distributed.md) ------------------- */
+
+/* A run over K processes splits the grid by window index: window k belongs to part
+ * k % K, each part analyses its windows with the same source, keys and options, and
+ * the results, moved as bytes, are merged in index order: every field is copied
+ * bit for bit (doubles too), so a merged window prints exactly as if analysed here.
+ * The bytes are in host order with a magic word and the layout's version: the
+ * processes of one run share a build and an architecture. */
+static inline uint64_t lp_wingrid_part(uint64_t k, uint64_t nparts) { return nparts ? k % nparts : 0; }
+
+/* Append r to buf[0..*len) (grown: *cap; lp_free by the caller). */
+lp_status lp_winres_pack(const lp_winres *r, uint8_t **buf, size_t *len, size_t *cap, lp_error *err);
+/* Read the result at buf[*off..n) into r (released first) and advance *off; names
+ * resolve through keys, its trace and src (which must be what the packing process
+ * used, built on the same trace). LP_ERR_FORMAT for a short or damaged buffer. */
+lp_status lp_winres_unpack(lp_winres *r, const uint8_t *buf, size_t n, size_t *off, const lp_sumkeys *keys,
+                           const lp_snapsrc *src, lp_error *err);
+
 #endif

@@ -116,4 +116,18 @@ size_t lp_spancp_path_ops(const lp_spancp_agg *a, uint32_t node, uint32_t *ops, 
 uint32_t lp_spancp_path_op(const lp_spancp_agg *a, uint32_t node);
 uint32_t lp_spancp_path_depth(const lp_spancp_agg *a, uint32_t node);
 
+/* ---- a trace's path as bytes (sharded runs: `longpole dist spans`, docs/distributed.md)
+ * K processes load the same span files (so the same table and trace numbering); trace t
+ * belongs to part t mod K, whose process computes its path and packs it; one process
+ * unpacks every path and adds them to its aggregate in trace order, which gives the
+ * aggregate (and percentiles) of one process adding them itself: every field is copied
+ * exactly. Host byte order, a magic word: the processes share a build. */
+
+/* Append cp's result (not its workspace) to buf[0..*len) (grown: *cap; lp_free). */
+lp_status lp_spancp_pack(const lp_spancp *cp, uint8_t **buf, size_t *len, size_t *cap, lp_error *err);
+/* Read the path at buf[*off..n) into cp (its workspace kept) and advance *off; spans
+ * must be the table the path was computed on (indices are checked against nspans).
+ * LP_ERR_FORMAT for a short or damaged buffer. */
+lp_status lp_spancp_unpack(lp_spancp *cp, const uint8_t *buf, size_t n, size_t *off, uint64_t nspans, lp_error *err);
+
 #endif
