@@ -40,7 +40,7 @@ row() { # label cmd...: one table row (wall s, CPU s per rank, messages, bytes)
   echo
   echo "Where the single process spends its time (\`infer --timing\`): $("$LP" infer --timing -o /dev/null r.csv 2>&1 >/dev/null | sed -n 's/.*timing: //p')."
   echo "Only the \"infer\" (refinement) and \"pipelines\" phases are split between ranks; loading and"
-  echo "the skew estimate are repeated on every rank, which bounds the speed-up (see docs/distributed-shard.md)."
+  echo "the skew estimate are repeated on every rank, which bounds the speed-up (see docs/distributed.md, "Sharded analyses")."
   echo
   echo "| run | wall s | CPU s per rank | messages | bytes | load average |"
   echo "|---|---|---|---|---|---|"
