@@ -55,14 +55,14 @@ static const cli_opt classify_opts[] = {
     {"--l2", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, l2), .range = "(0,)", .err = "--l2 needs a number > 0",
      .example = "0.0001", .help = ""},
     {"--rate", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, rate), .range = "(0,)",
-     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.0001) and Adam's step size (default 0.05)"},
+     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.00003) and Adam's step size (default 0.05)"},
     {"--no-doc", .kind = CLI_FLAG, CLI_AT(classify_args, no_doc), .help = "leave documentation words out"},
     {"--balanced", .kind = CLI_FLAG, CLI_AT(classify_args, balanced),
      .help = "weigh classes by inverse frequency (more recall on rare classes)"},
     {"--features", .kind = CLI_COUNT, .arg = "V", CLI_AT(classify_args, features), .range = "[1,2]",
      .err = "--features needs 1 or 2", .example = "1",
-     .help = "feature set of --train/--cv: 2 (default) name sub-tokens, their character\n"
-             "n-grams and documentation words; 1 the first one, without n-grams"},
+     .help = "feature set of --train/--cv: 1 (default) name sub-tokens and documentation\n"
+             "words; 2 also character n-grams of the name's sub-tokens, and stems"},
     {"--nested", .kind = CLI_FLAG, CLI_AT(classify_args, nested),
      .help = "with --cv: each fold picks its L2 from the grid by an inner grouped\n"
              "4-fold cross-validation on its training part only (the held-out\n"

@@ -107,19 +107,18 @@ static int ends(const char *t, size_t len, const char *suf)
     return len >= n && !memcmp(t + len - n, suf, n);
 }
 
-/* The length of a word's stem, feature set 2: "-ing", "-ed", "-es" after s/x/z/ch/sh and
- * "-s" (not "-ss") dropped when at least 3 letters stay (blocking, blocked, blocks ->
- * block; waiting -> wait; sockets -> socket; flushes -> flush); "-ies" -> "-y". */
+/* The length of a word's stem, feature set 2: "-ing" (6 letters or more), "-ed" (not
+ * "-eed"), "-es" after s/x/z/ch/sh and "-ies"/"-ied" (5 or more) lose those letters but
+ * the "i"; "-s" (4 or more, not "-ss", "-us", "-is") its "s": blocking, blocked, blocks ->
+ * block; waiting -> wait; sockets -> socket; flushes -> flush; copies, copied -> copi. */
 static size_t stem2(const char *t, size_t len)
 {
     if (len >= 6 && ends(t, len, "ing"))
         return len - 3;
-    if (len >= 5 && ends(t, len, "ied"))
-        return len - 3;
+    if (len >= 5 && (ends(t, len, "ied") || ends(t, len, "ies")))
+        return len - 2;
     if (len >= 5 && ends(t, len, "ed") && !ends(t, len, "eed"))
         return len - 2;
-    if (len >= 5 && ends(t, len, "ies"))
-        return len - 3;
     if (len >= 5 && (ends(t, len, "ses") || ends(t, len, "xes") || ends(t, len, "zes") || ends(t, len, "ches") ||
                      ends(t, len, "shes")))
         return len - 2;
@@ -567,10 +566,9 @@ static lp_status fit(lp_cls_model *m, const sparse *x, double *bias, double l2, 
 lp_status lp_cls_train(lp_cls_model *m, const lp_cls_set *s, const uint8_t *use, const lp_cls_train_opts *o,
                        lp_error *err)
 {
-    /* l2 1e-4. Tried 2026-11-27: 3e-5 scores 1.0-1.3 points more in grouped CV (seeds 1-3:
-     * 72.99/73.38/73.53 % against 71.69/72.45/72.41 %) but 76.8 % instead of 81.1 % on the
-     * measured rows; 1e-5 and 3e-4 are worse on both */
-    lp_cls_train_opts d = {1e-4, 200, 0.05, 0, 0, 0};
+    /* The defaults are what `classify --train --select` chooses on the shipped set
+     * (feature set 1, l2 3e-5: 72.99 % in its grouped 5-fold CV; docs/analyses/crystalperf.md) */
+    lp_cls_train_opts d = {3e-5, 200, 0.05, 0, 0, LP_CLS_FEATURES_DEFAULT};
     if (!o)
         o = &d;
     if (o->features < 0 || o->features > LP_CLS_FEATURES)
@@ -578,7 +576,7 @@ lp_status lp_cls_train(lp_cls_model *m, const lp_cls_set *s, const uint8_t *use,
                             LP_CLS_FEATURES);
     if (m->feats.n > 1)
         return lp_error_set(err, LP_ERR_ARG, "lp_cls_train needs a fresh model");
-    m->version = o->features ? o->features : LP_CLS_FEATURES;
+    m->version = o->features ? o->features : LP_CLS_FEATURES_DEFAULT;
     double l2 = o->l2 > 0 ? o->l2 : d.l2, rate = o->rate > 0 ? o->rate : d.rate;
     int iters = o->iters > 0 ? o->iters : d.iters;
     lp_status st = LP_OK;

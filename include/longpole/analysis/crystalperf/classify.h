@@ -60,6 +60,9 @@ lp_status lp_cls_set_read(lp_cls_set *s, const char *path, size_t *nbad, lp_erro
  * 2 (current): the same plus character n-grams (LP_CLS_NGRAM_MIN..MAX) of the function's
  *    sub-tokens, in three blocks (names, n-grams, documentation) each of unit length. */
 enum { LP_CLS_FEATURES_V1 = 1, LP_CLS_FEATURES_V2 = 2, LP_CLS_FEATURES = LP_CLS_FEATURES_V2 };
+/* What training uses unless told: set 1, chosen over set 2 by grouped cross-validation
+ * (`longpole classify --train --select`; docs/analyses/crystalperf.md). */
+enum { LP_CLS_FEATURES_DEFAULT = LP_CLS_FEATURES_V1 };
 enum { LP_CLS_NGRAM_MIN = 3, LP_CLS_NGRAM_MAX = 5 };
 
 /* The model. Features are interned in `feats`; w[f * LP_CLS_N + c]; `version` is its
@@ -73,12 +76,12 @@ typedef struct lp_cls_model {
 } lp_cls_model;
 
 typedef struct lp_cls_train_opts {
-    double l2;               /* 0: the default, 1e-4 */
+    double l2;               /* 0: the default, 3e-5 */
     int iters;               /* 0: the default, 200 (Adam steps, full batch) */
     double rate;             /* 0: the default, 0.05 */
     int no_doc;              /* leave documentation words out */
     int balanced;            /* weigh classes by inverse frequency */
-    int features;            /* feature set: 0 the current (LP_CLS_FEATURES), or 1 */
+    int features;            /* feature set 1 or 2; 0: LP_CLS_FEATURES_DEFAULT */
 } lp_cls_train_opts;
 
 void lp_cls_model_init(lp_cls_model *m);
