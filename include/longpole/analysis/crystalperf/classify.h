@@ -7,7 +7,10 @@
  * Model: one multinomial logistic regression over binary features: the sub-tokens of
  * the function, library and file names (split at '_', '.', '/', case changes and digits,
  * lower-cased, a plural 's' dropped; tagged "f:", "l:", "p:") and the words of the
- * documentation ("d:"), scaled by 1/sqrt(their number). Every training example is seen
+ * documentation ("d:"), scaled by 1/sqrt(their number) (feature set 1; set 2 adds stems,
+ * character n-grams of the function's sub-tokens and per-block scaling: see below and
+ * docs/formats/crystalperf-model.md; the set and the L2 are chosen by grouped
+ * cross-validation, nested when it reports). Every training example is seen
  * twice, with and without its documentation, because the frames of a profile have no
  * documentation. Trained by full-batch gradient descent (Adam steps) with L2
  * regularisation (optionally balanced class weights), deterministically (no randomness
