@@ -6,8 +6,8 @@
  * Invariants: a model's feature ids are its strtab's ids (row f of w belongs to string f;
  * id 0, the empty string, is never a feature); training is deterministic (same set, same
  * options, same weights, bit for bit); prediction ignores features the model has not seen.
- * Cost: training is O(iters x (nnz + features) x classes): about 0.2 s for 5,000
- * functions.
+ * Cost: training is O(iters x (nnz + features) x classes): about 0.6 s for the 11,700
+ * functions of a fold with feature set 1, 2.7 s with set 2 (its n-grams: 4x the nonzeros).
  */
 #include "longpole/analysis/crystalperf/classify.h"
 #include "longpole/base/alloc.h"
