@@ -64,12 +64,12 @@ static const cli_opt classify_opts[] = {
      .help = "feature set of --train/--cv: 1 (default) name sub-tokens and documentation\n"
              "words; 2 also character n-grams of the name's sub-tokens, and stems"},
     {"--nested", .kind = CLI_FLAG, CLI_AT(classify_args, nested),
-     .help = "with --cv: each fold picks its L2 from the grid by an inner grouped\n"
-             "4-fold cross-validation on its training part only (the held-out\n"
-             "groups choose nothing); prints each fold's pick"},
+     .help = "with --cv: each fold picks its feature set (1, 2) and L2 (3e-5, 1e-4,\n"
+             "3e-4) by an inner grouped 4-fold cross-validation on its training part\n"
+             "only (the held-out groups choose nothing); prints each fold's pick"},
     {"--select", .kind = CLI_FLAG, CLI_AT(classify_args, select),
-     .help = "with --train: pick the L2 from the grid by grouped cross-validation on\n"
-             "LABELS first (how the built-in model is made)"},
+     .help = "with --train: pick the feature set and L2 from that grid by grouped\n"
+             "cross-validation on LABELS first (how the built-in model is made)"},
     {"--json", .kind = CLI_FLAG, CLI_AT(classify_args, json), .help = "one JSON document (with --cv)"},
     CLI_END,
 };
