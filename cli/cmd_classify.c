@@ -9,8 +9,8 @@
 
 typedef struct classify_args {
     const char *train, *cv, *explain, *measure, *model, *out, *library, *file, *doc;
-    uint64_t folds, seed, iters;
-    int json, no_doc, balanced;
+    uint64_t folds, seed, iters, features;
+    int json, no_doc, balanced, nested, select;
     double l2, rate;
 } classify_args;
 
@@ -55,10 +55,21 @@ static const cli_opt classify_opts[] = {
     {"--l2", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, l2), .range = "(0,)", .err = "--l2 needs a number > 0",
      .example = "0.0001", .help = ""},
     {"--rate", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, rate), .range = "(0,)",
-     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.0001) and Adam's step size (default 0.05)"},
+     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.00003) and Adam's step size (default 0.05)"},
     {"--no-doc", .kind = CLI_FLAG, CLI_AT(classify_args, no_doc), .help = "leave documentation words out"},
     {"--balanced", .kind = CLI_FLAG, CLI_AT(classify_args, balanced),
      .help = "weigh classes by inverse frequency (more recall on rare classes)"},
+    {"--features", .kind = CLI_COUNT, .arg = "V", CLI_AT(classify_args, features), .range = "[1,2]",
+     .err = "--features needs 1 or 2", .example = "1",
+     .help = "feature set of --train/--cv: 1 (default) name sub-tokens and documentation\n"
+             "words; 2 also character n-grams of the name's sub-tokens, and stems"},
+    {"--nested", .kind = CLI_FLAG, CLI_AT(classify_args, nested),
+     .help = "with --cv: each fold picks its feature set (1, 2) and L2 (3e-5, 1e-4,\n"
+             "3e-4) by an inner grouped 4-fold cross-validation on its training part\n"
+             "only (the held-out groups choose nothing); prints each fold's pick"},
+    {"--select", .kind = CLI_FLAG, CLI_AT(classify_args, select),
+     .help = "with --train: pick the feature set and L2 from that grid by grouped\n"
+             "cross-validation on LABELS first (how the built-in model is made)"},
     {"--json", .kind = CLI_FLAG, CLI_AT(classify_args, json), .help = "one JSON document (with --cv)"},
     CLI_END,
 };
@@ -81,6 +92,26 @@ const cli_spec cli_spec_classify = {
     .size = sizeof(classify_args),
     .init = classify_init,
 };
+
+/* What --nested and --select choose from: the feature sets crossed with L2 a factor 3
+ * either side of the default (fixed before any nested run; the rest of the options as
+ * given). */
+static const double grid_l2[] = {3e-5, 1e-4, 3e-4};
+enum { GRID_N = 2 * 3 };
+
+static void make_grid(const lp_cls_train_opts *o, lp_cls_train_opts g[GRID_N])
+{
+    for (int k = 0; k < GRID_N; k++) {
+        g[k] = *o;
+        g[k].features = o->features ? o->features : 1 + k / 3;
+        g[k].l2 = grid_l2[k % 3];
+    }
+}
+
+static void print_pick(const char *what, const lp_cls_train_opts *g, double acc)
+{
+    printf("%s: features %d, l2 %g (inner accuracy %.2f%%)\n", what, g->features, g->l2, 100 * acc);
+}
 
 static void print_cv_text(const lp_cls_cv *cv, size_t n, size_t nbad)
 {
@@ -191,6 +222,11 @@ static int run_cv(const classify_args *a, const lp_cls_train_opts *o)
     size_t nbad = 0;
     lp_cls_cv cv;
     memset(&cv, 0, sizeof cv);
+    lp_cls_train_opts grid[GRID_N];
+    if (a->nested) {
+        make_grid(o, grid);
+        cv.grid = grid, cv.ngrid = GRID_N;
+    }
     int rc = 0;
     if (lp_cls_set_read(&s, a->cv, &nbad, &err))
         rc = cli_fail("classify", &err);
@@ -202,6 +238,15 @@ static int run_cv(const classify_args *a, const lp_cls_train_opts *o)
         print_cv_json(&cv, a->seed);
     else {
         print_cv_text(&cv, s.n, nbad);
+        if (cv.ngrid) {
+            printf("\nnested: each fold's options chosen by grouped %d-fold cross-validation on its training part\n",
+                   cv.inner_folds ? cv.inner_folds : 4);
+            for (int f = 0; f < cv.folds; f++) {
+                char what[32];
+                snprintf(what, sizeof what, "  fold %d", f + 1);
+                print_pick(what, &cv.grid[cv.chosen[f]], cv.inner_acc[f]);
+            }
+        }
         print_groups(&s, &cv);
     }
     lp_free(cv.pred);
@@ -218,13 +263,22 @@ static int run_train(const classify_args *a, const lp_cls_train_opts *o)
     lp_error err;
     lp_error_clear(&err);
     size_t nbad = 0;
-    int rc = 0;
-    if (lp_cls_set_read(&s, a->train, &nbad, &err) || lp_cls_train(&m, &s, NULL, o, &err) ||
+    int rc = 0, best = 0;
+    double acc = 0;
+    lp_cls_train_opts grid[GRID_N];
+    make_grid(o, grid);
+    if (lp_cls_set_read(&s, a->train, &nbad, &err) ||
+        (a->select && lp_cls_select(&s, (int)a->folds, a->seed, grid, GRID_N, &best, &acc, &err)) ||
+        lp_cls_train(&m, &s, NULL, a->select ? &grid[best] : o, &err) ||
         lp_cls_model_save(&m, a->out ? a->out : "-", &err))
         rc = cli_fail("classify", &err);
-    else
+    else {
+        if (a->select)
+            fprintf(stderr, "longpole classify: chose features %d, l2 %g by grouped %d-fold cross-validation "
+                            "(accuracy %.2f%%)\n", grid[best].features, grid[best].l2, (int)a->folds, 100 * acc);
         fprintf(stderr, "longpole classify: trained on %zu functions (%zu malformed rows skipped), %u features\n", s.n,
                 nbad, m.feats.n - 1);
+    }
     lp_cls_model_release(&m);
     lp_cls_set_release(&s);
     return rc;
@@ -302,7 +356,11 @@ int cmd_classify(int argc, char **argv)
     int modes = !!a.train + !!a.cv + !!a.explain + !!a.measure;
     if (modes != 1)
         return cli_usage("classify", "give exactly one of --train, --cv, --explain, --measure");
-    lp_cls_train_opts o = {a.l2, (int)a.iters, a.rate, a.no_doc, a.balanced};
+    if (a.nested && !a.cv)
+        return cli_usage("classify", "--nested goes with --cv");
+    if (a.select && !a.train)
+        return cli_usage("classify", "--select goes with --train");
+    lp_cls_train_opts o = {a.l2, (int)a.iters, a.rate, a.no_doc, a.balanced, (int)a.features};
     if (a.cv)
         return run_cv(&a, &o);
     if (a.train)

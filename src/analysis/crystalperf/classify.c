@@ -1,12 +1,13 @@
 /* classify.c: CrystalPerf's resource classifier (classify.h): features from identifier
  * sub-tokens, multinomial logistic regression trained by full-batch gradient descent,
- * the text model format, the embedded default model, grouped cross-validation.
+ * the text model format, the embedded default model (grouped cross-validation:
+ * classify_cv.c).
  *
  * Invariants: a model's feature ids are its strtab's ids (row f of w belongs to string f;
  * id 0, the empty string, is never a feature); training is deterministic (same set, same
  * options, same weights, bit for bit); prediction ignores features the model has not seen.
- * Cost: training is O(iters x (nnz + features) x classes): about 0.2 s for 5,000
- * functions.
+ * Cost: training is O(iters x (nnz + features) x classes): about 0.6 s for the 11,700
+ * functions of a fold with feature set 1, 2.7 s with set 2 (its n-grams: 4x the nonzeros).
  */
 #include "longpole/analysis/crystalperf/classify.h"
 #include "longpole/base/alloc.h"
@@ -73,20 +74,20 @@ size_t lp_cls_subtokens(const char *s, char *buf, size_t cap)
     return nt;
 }
 
-#define MAXF 384
+#define MAXF 512
 
 typedef struct feats {
-    char buf[12288];
+    char buf[16384];
     size_t used;
     const char *f[MAXF];
+    double v[MAXF]; /* each feature's value: 1/sqrt(the size of its block) */
     size_t n;
+    int version;    /* the feature set */
 } feats;
 
-static void add(feats *fs, char tag, const char *tok)
+/* Append "tag:tok[0..len)" unless already there. */
+static void put(feats *fs, char tag, const char *tok, size_t len)
 {
-    size_t len = strlen(tok);
-    if (len > 4 && tok[len - 1] == 's' && tok[len - 2] != 's') /* a crude stem: sockets -> socket */
-        len--;
     if (fs->n == MAXF || fs->used + len + 3 > sizeof fs->buf)
         return;
     char *p = fs->buf + fs->used;
@@ -98,6 +99,42 @@ static void add(feats *fs, char tag, const char *tok)
             return;
     fs->f[fs->n++] = p;
     fs->used += len + 3;
+}
+
+static int ends(const char *t, size_t len, const char *suf)
+{
+    size_t n = strlen(suf);
+    return len >= n && !memcmp(t + len - n, suf, n);
+}
+
+/* The length of a word's stem, feature set 2: "-ing" (6 letters or more), "-ed" (not
+ * "-eed"), "-es" after s/x/z/ch/sh and "-ies"/"-ied" (5 or more) lose those letters but
+ * the "i"; "-s" (4 or more, not "-ss", "-us", "-is") its "s": blocking, blocked, blocks ->
+ * block; waiting -> wait; sockets -> socket; flushes -> flush; copies, copied -> copi. */
+static size_t stem2(const char *t, size_t len)
+{
+    if (len >= 6 && ends(t, len, "ing"))
+        return len - 3;
+    if (len >= 5 && (ends(t, len, "ied") || ends(t, len, "ies")))
+        return len - 2;
+    if (len >= 5 && ends(t, len, "ed") && !ends(t, len, "eed"))
+        return len - 2;
+    if (len >= 5 && (ends(t, len, "ses") || ends(t, len, "xes") || ends(t, len, "zes") || ends(t, len, "ches") ||
+                     ends(t, len, "shes")))
+        return len - 2;
+    if (len >= 4 && t[len - 1] == 's' && t[len - 2] != 's' && t[len - 2] != 'u' && t[len - 2] != 'i')
+        return len - 1;
+    return len;
+}
+
+static void add(feats *fs, char tag, const char *tok)
+{
+    size_t len = strlen(tok);
+    if (fs->version >= 2)
+        len = stem2(tok, len);
+    else if (len > 4 && tok[len - 1] == 's' && tok[len - 2] != 's') /* a crude stem: sockets -> socket */
+        len--;
+    put(fs, tag, tok, len);
 }
 
 static void add_ident(feats *fs, char tag, const char *s)
@@ -164,20 +201,89 @@ static void add_lib(feats *fs, const char *lib)
     add_ident(fs, 'l', strncmp(b, "lib", 3) == 0 ? b + 3 : b);
 }
 
-/* Features: part 0 the names (function, library, file), 1 the documentation, 2 both. */
-static void extract_part(feats *fs, const char *function, const char *library, const char *file, const char *doc,
-                         int part)
+/* Character n-grams (LP_CLS_NGRAM_MIN..MAX characters) of each sub-token of a function's
+ * name, the token framed as "^token$" (unstemmed), tagged "g:". They let a held-out
+ * library's "fdatasync", "recvmsg" or "sendall" share weights with "fsync", "recv" and
+ * "send" seen in other libraries, where whole sub-tokens would be unseen. */
+static void add_ngrams(feats *fs, const char *function)
 {
-    fs->used = 0, fs->n = 0;
-    if (part == 1) {
-        add_doc(fs, doc);
+    char tb[4096], w[48];
+    size_t nt = lp_cls_subtokens(function, tb, sizeof tb);
+    const char *t = tb;
+    for (size_t k = 0; k < nt; k++, t += strlen(t) + 1) {
+        size_t len = strlen(t);
+        w[0] = '^';
+        memcpy(w + 1, t, len); /* a sub-token is at most 40 letters */
+        w[len + 1] = '$';
+        for (size_t g = LP_CLS_NGRAM_MIN; g <= LP_CLS_NGRAM_MAX; g++)
+            for (size_t a = 0; a + g <= len + 2; a++)
+                put(fs, 'g', w + a, g);
+    }
+}
+
+/* Features [from, n) form one block: each gets 1/sqrt(the block's size). */
+static void scale_block(feats *fs, size_t from)
+{
+    double v = fs->n > from ? 1.0 / sqrt((double)(fs->n - from)) : 0;
+    for (size_t k = from; k < fs->n; k++)
+        fs->v[k] = v;
+}
+
+/* Features: part 0 the names (function, library, file), 1 the documentation, 2 both.
+ * Version 1: one block (every feature 1/sqrt(n)). Version 2: three blocks, each scaled
+ * to unit length on its own: name sub-tokens (f:, l:, p:), the n-grams of the function's
+ * sub-tokens (g:), documentation words (d:); so many n-grams or a long documentation do
+ * not drown the name's whole words. */
+static void extract_part(feats *fs, int version, const char *function, const char *library, const char *file,
+                         const char *doc, int part)
+{
+    fs->used = 0, fs->n = 0, fs->version = version;
+    if (version < 2) {
+        if (part != 1) {
+            add_ident(fs, 'f', function);
+            add_lib(fs, library);
+            add_ident(fs, 'p', file);
+        }
+        if (part != 0)
+            add_doc(fs, doc);
+        scale_block(fs, 0);
         return;
     }
-    add_ident(fs, 'f', function);
-    add_lib(fs, library);
-    add_ident(fs, 'p', file);
-    if (part == 2)
+    size_t from = 0;
+    if (part != 1) {
+        add_ident(fs, 'f', function);
+        add_lib(fs, library);
+        add_ident(fs, 'p', file);
+        scale_block(fs, from);
+        from = fs->n;
+        add_ngrams(fs, function);
+        scale_block(fs, from);
+        from = fs->n;
+    }
+    if (part != 0) {
         add_doc(fs, doc);
+        scale_block(fs, from);
+    }
+}
+
+size_t lp_cls_features(int version, const char *function, const char *library, const char *file, const char *doc,
+                       char *buf, size_t cap, double *val, size_t max)
+{
+    feats *fs = lp_malloc(sizeof *fs);
+    if (!fs)
+        return 0;
+    extract_part(fs, version, function, library, file, doc, 2);
+    size_t k = 0, used = 0;
+    for (; k < fs->n && k < max; k++) {
+        size_t len = strlen(fs->f[k]);
+        if (used + len + 1 > cap)
+            break;
+        memcpy(buf + used, fs->f[k], len + 1);
+        used += len + 1;
+        val[k] = fs->v[k];
+    }
+    lp_free(fs);
+    return k;
 }
 
 /* ---- training sets ------------------------------------------------------------------------- */
@@ -298,6 +404,7 @@ lp_status lp_cls_set_read(lp_cls_set *s, const char *path, size_t *nbad, lp_erro
 void lp_cls_model_init(lp_cls_model *m)
 {
     memset(m, 0, sizeof *m);
+    m->version = LP_CLS_FEATURES;
     lp_strtab_init(&m->feats);
 }
 
@@ -336,7 +443,7 @@ static void softmax(double z[LP_CLS_N])
 
 typedef struct sparse {
     uint32_t *off, *col;
-    double *val;   /* per row: 1/sqrt(nnz) */
+    double *val;   /* per entry: the feature's value (extract_part) */
     int *y;
     size_t rows;
 } sparse;
@@ -355,38 +462,39 @@ static lp_status build_rows(lp_cls_model *m, const lp_cls_set *s, const uint8_t 
                             lp_error *err)
 {
     memset(x, 0, sizeof *x);
-    size_t rows = 0, capcol = 0, ncol = 0;
+    size_t rows = 0, capcol = 0, capval = 0, ncol = 0;
     for (size_t i = 0; i < s->n; i++)
         rows += !use || use[i];
     int twice = part == 3;
     rows *= twice ? 2 : 1;
     x->off = lp_calloc(rows + 1, sizeof *x->off);
-    x->val = lp_calloc(rows ? rows : 1, sizeof *x->val);
     x->y = lp_calloc(rows ? rows : 1, sizeof *x->y);
+
     feats *fs = lp_malloc(sizeof *fs);
-    lp_status st = (!x->off || !x->val || !x->y || !fs) ? nomem(err) : LP_OK;
+    lp_status st = (!x->off || !x->y || !fs) ? nomem(err) : LP_OK;
     size_t r = 0;
     for (size_t j = 0; j < s->n * (twice ? 2 : 1) && !st; j++) {
         size_t i = twice ? j / 2 : j;
         if (use && !use[i])
             continue;
         const lp_cls_example *e = &s->ex[i];
-        extract_part(fs, lp_strtab_get(&s->strs, e->function), lp_strtab_get(&s->strs, e->library),
+        extract_part(fs, m->version, lp_strtab_get(&s->strs, e->function), lp_strtab_get(&s->strs, e->library),
                      lp_strtab_get(&s->strs, e->file), lp_strtab_get(&s->strs, e->doc),
                      twice ? (j % 2 ? 0 : 2) : part);
         if (!fs->n)
             continue;
-        if (lp_grow_at(&x->col, &capcol, ncol + fs->n + 1, sizeof *x->col)) {
+        if (lp_grow_at(&x->col, &capcol, ncol + fs->n + 1, sizeof *x->col) ||
+            lp_grow_at(&x->val, &capval, ncol + fs->n + 1, sizeof *x->val)) {
             st = nomem(err);
             break;
         }
         for (size_t k = 0; k < fs->n && !st; k++) {
             lp_str id;
             st = feat_id(m, fs->f[k], &id, err);
+            x->val[ncol] = fs->v[k];
             x->col[ncol++] = id;
         }
         x->y[r] = e->label;
-        x->val[r] = 1.0 / sqrt((double)fs->n);
         x->off[++r] = (uint32_t)ncol;
     }
     x->rows = r;
@@ -425,13 +533,13 @@ static lp_status fit(lp_cls_model *m, const sparse *x, double *bias, double l2, 
                 z[c] = bias[c];
             for (uint32_t k = x->off[r]; k < x->off[r + 1]; k++)
                 for (int c = 0; c < LP_CLS_N; c++)
-                    z[c] += m->w[(size_t)x->col[k] * LP_CLS_N + c] * x->val[r];
+                    z[c] += m->w[(size_t)x->col[k] * LP_CLS_N + c] * x->val[k];
             softmax(z);
             for (int c = 0; c < LP_CLS_N; c++) {
                 double d_ = cw[x->y[r]] * (z[c] - (c == x->y[r]));
                 gb[c] += d_;
                 for (uint32_t k = x->off[r]; k < x->off[r + 1]; k++)
-                    g[(size_t)x->col[k] * LP_CLS_N + c] += d_ * x->val[r];
+                    g[(size_t)x->col[k] * LP_CLS_N + c] += d_ * x->val[k];
             }
         }
         p1 *= b1, p2 *= b2;
@@ -458,12 +566,17 @@ static lp_status fit(lp_cls_model *m, const sparse *x, double *bias, double l2, 
 lp_status lp_cls_train(lp_cls_model *m, const lp_cls_set *s, const uint8_t *use, const lp_cls_train_opts *o,
                        lp_error *err)
 {
-    /* l2 1e-4. Tried 2026-11-27: 3e-5 scores 1.0-1.3 points more in grouped CV (seeds 1-3:
-     * 72.99/73.38/73.53 % against 71.69/72.45/72.41 %) but 76.8 % instead of 81.1 % on the
-     * measured rows; 1e-5 and 3e-4 are worse on both */
-    lp_cls_train_opts d = {1e-4, 200, 0.05, 0, 0};
+    /* The defaults are what `classify --train --select` chooses on the shipped set
+     * (feature set 1, l2 3e-5: 72.99 % in its grouped 5-fold CV; docs/analyses/crystalperf.md) */
+    lp_cls_train_opts d = {3e-5, 200, 0.05, 0, 0, LP_CLS_FEATURES_DEFAULT};
     if (!o)
         o = &d;
+    if (o->features < 0 || o->features > LP_CLS_FEATURES)
+        return lp_error_set(err, LP_ERR_ARG, "feature set %d does not exist (1 to %d)", o->features,
+                            LP_CLS_FEATURES);
+    if (m->feats.n > 1)
+        return lp_error_set(err, LP_ERR_ARG, "lp_cls_train needs a fresh model");
+    m->version = o->features ? o->features : LP_CLS_FEATURES_DEFAULT;
     double l2 = o->l2 > 0 ? o->l2 : d.l2, rate = o->rate > 0 ? o->rate : d.rate;
     int iters = o->iters > 0 ? o->iters : d.iters;
     lp_status st = LP_OK;
@@ -481,7 +594,6 @@ lp_status lp_cls_train(lp_cls_model *m, const lp_cls_set *s, const uint8_t *use,
 /* Class scores (log-odds); whether any feature was known. */
 static int part_scores(const lp_cls_model *m, const feats *fs, const double *bias, double z[LP_CLS_N])
 {
-    double v = fs->n ? 1.0 / sqrt((double)fs->n) : 0;
     int known = 0;
     for (int c = 0; c < LP_CLS_N; c++)
         z[c] = bias[c];
@@ -491,7 +603,7 @@ static int part_scores(const lp_cls_model *m, const feats *fs, const double *bia
             continue;
         known = 1;
         for (int c = 0; c < LP_CLS_N; c++)
-            z[c] += m->w[(size_t)id * LP_CLS_N + c] * v;
+            z[c] += m->w[(size_t)id * LP_CLS_N + c] * fs->v[k];
     }
     return known;
 }
@@ -500,7 +612,7 @@ static int part_scores(const lp_cls_model *m, const feats *fs, const double *bia
 static void predict(const lp_cls_model *m, feats *fs, const char *function, const char *library, const char *file,
                     const char *doc, double p[LP_CLS_N])
 {
-    extract_part(fs, function, library, file, doc, 2);
+    extract_part(fs, m->version, function, library, file, doc, 2);
     part_scores(m, fs, m->bias, p);
     softmax(p);
 }
@@ -539,14 +651,13 @@ size_t lp_cls_explain(const lp_cls_model *m, const char *function, const char *l
             best = c;
     size_t k = 0;
     for (int part = 2; part < 3; part++) {
-        extract_part(fs, function, library, file, doc, part);
-        double v = fs->n ? 1.0 / sqrt((double)fs->n) : 0;
+        extract_part(fs, m->version, function, library, file, doc, part);
         for (size_t i = 0; i < fs->n && k < max; i++) {
             lp_str id = lp_strtab_find(&m->feats, fs->f[i], strlen(fs->f[i]));
             int unseen = id == LP_STR_NONE || (size_t)(id + 1) * LP_CLS_N > m->cap;
             snprintf(out[k].feat, sizeof out[k].feat, "%s%s", fs->f[i], unseen ? " (unseen)" : "");
             for (int c = 0; c < LP_CLS_N; c++)
-                out[k].w[c] = unseen ? 0 : m->w[(size_t)id * LP_CLS_N + c] * v;
+                out[k].w[c] = unseen ? 0 : m->w[(size_t)id * LP_CLS_N + c] * fs->v[i];
             k++;
         }
     }
@@ -578,9 +689,16 @@ lp_status lp_cls_model_load(lp_cls_model *m, const char *text, size_t n, const c
         if (!len || buf[0] == '#')
             continue;
         if (!have_head) {
-            if (strcmp(buf, "longpole-classifier 1"))
+            int v = 0, end_ = 0;
+            if (sscanf(buf, "longpole-classifier %d%n", &v, &end_) != 1 || buf[end_])
                 return lp_error_set(err, LP_ERR_FORMAT, "%s: line %zu: not a longpole classifier model "
-                                                        "(expected 'longpole-classifier 1')", name, line);
+                                                        "(expected 'longpole-classifier %d')", name, line,
+                                    LP_CLS_FEATURES);
+            if (v < 1 || v > LP_CLS_FEATURES)
+                return lp_error_set(err, LP_ERR_FORMAT, "%s: line %zu: classifier model version %d: this longpole "
+                                                        "reads versions 1 to %d (a newer longpole wrote it?)",
+                                    name, line, v, LP_CLS_FEATURES);
+            m->version = v;
             have_head = 1;
             continue;
         }
@@ -639,8 +757,9 @@ typedef struct save_ctx {
 static lp_status write_model(void *ctx, FILE *f, lp_error *err)
 {
     const lp_cls_model *m = ((save_ctx *)ctx)->m;
-    fprintf(f, "longpole-classifier 1\n# multinomial logistic regression over identifier sub-tokens "
-               "(docs/formats/crystalperf-model.md)\nclasses\tcpu\tdisk\tnet\twait\n");
+    fprintf(f, "longpole-classifier %d\n# multinomial logistic regression over identifier sub-tokens%s "
+               "(docs/formats/crystalperf-model.md)\nclasses\tcpu\tdisk\tnet\twait\n", m->version,
+            m->version >= 2 ? " and their character n-grams" : "");
     fprintf(f, "bias\t%.9g\t%.9g\t%.9g\t%.9g\n", m->bias[0], m->bias[1], m->bias[2], m->bias[3]);
 
     for (uint32_t id = 1; id < m->feats.n; id++) {
@@ -668,140 +787,4 @@ lp_status lp_cls_model_default(lp_cls_model *m, lp_error *err)
         return lp_error_set(err, LP_ERR_UNSUPPORTED, "this build has no embedded classifier model "
                                                      "(share/crystalperf/model.txt was missing)");
     return lp_cls_model_load(m, (const char *)lp_cpf_model_text, lp_cpf_model_text_len, "the built-in model", err);
-}
-
-/* ---- cross-validation ----------------------------------------------------------------------------- */
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-typedef struct grp {
-    lp_str id;
-    uint32_t count;
-    uint64_t key;
-} grp;
-
-static int cmp_grp(const void *a, const void *b)
-{
-    const grp *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static lp_status deal_folds(const lp_cls_set *s, int folds, uint64_t seed, int *fold_of_group, uint32_t *ngroups,
-                            lp_error *err)
-{
-    /* groups are strtab ids; count them */
-    uint32_t *cnt = lp_calloc(s->strs.n, sizeof *cnt);
-    if (!cnt)
-        return nomem(err);
-    for (size_t i = 0; i < s->n; i++)
-        cnt[s->ex[i].group]++;
-    grp *g = lp_malloc((size_t)s->strs.n * sizeof *g);
-    if (!g) {
-        lp_free(cnt);
-        return nomem(err);
-    }
-    uint32_t ng = 0;
-    uint64_t x = seed;
-    for (uint32_t id = 0; id < s->strs.n; id++)
-        if (cnt[id]) {
-            g[ng].id = id, g[ng].count = cnt[id], g[ng].key = splitmix(&x);
-            ng++;
-        }
-    qsort(g, ng, sizeof *g, cmp_grp);
-    uint64_t load[32] = {0};
-    for (uint32_t k = 0; k < ng; k++) {
-        int best = 0;
-        for (int f = 1; f < folds; f++)
-            if (load[f] < load[best])
-                best = f;
-        fold_of_group[g[k].id] = best;
-        load[best] += g[k].count;
-    }
-    *ngroups = ng;
-    lp_free(g);
-    lp_free(cnt);
-    return LP_OK;
-}
-
-lp_status lp_cls_crossval(const lp_cls_set *s, int folds, uint64_t seed, const lp_cls_train_opts *o, lp_cls_cv *out,
-                          lp_error *err)
-{
-    int8_t *pred = out->pred;
-    memset(out, 0, sizeof *out);
-    out->pred = pred;
-    if (folds < 2 || folds > 32)
-        return lp_error_set(err, LP_ERR_ARG, "folds must be in [2, 32]");
-    int *fog = lp_malloc((size_t)s->strs.n * sizeof *fog);
-    uint8_t *use = lp_malloc(s->n ? s->n : 1);
-    if (!fog || !use) {
-        lp_free(fog);
-        lp_free(use);
-        return nomem(err);
-    }
-    lp_status st = deal_folds(s, folds, seed, fog, &out->ngroups, err);
-    if (!st && out->ngroups < (uint32_t)folds)
-        st = lp_error_set(err, LP_ERR_DATA, "%u group(s) cannot make %d folds", out->ngroups, folds);
-    out->folds = folds;
-    for (int f = 0; f < folds && !st; f++) {
-        for (size_t i = 0; i < s->n; i++)
-            use[i] = fog[s->ex[i].group] != f;
-        lp_cls_model m;
-        lp_cls_model_init(&m);
-        st = lp_cls_train(&m, s, use, o, err);
-        uint64_t right = 0, all = 0;
-        for (size_t i = 0; i < s->n && !st; i++) {
-            if (use[i])
-                continue;
-            const lp_cls_example *e = &s->ex[i];
-            double p[LP_CLS_N];
-            lp_cls_predict(&m, lp_strtab_get(&s->strs, e->function), lp_strtab_get(&s->strs, e->library),
-                           lp_strtab_get(&s->strs, e->file), o && o->no_doc ? "" : lp_strtab_get(&s->strs, e->doc),
-                           p);
-            int best = 0;
-            for (int c = 1; c < LP_CLS_N; c++)
-                if (p[c] > p[best])
-                    best = c;
-            out->confusion[e->label][best]++;
-            if (pred)
-                pred[i] = (int8_t)best;
-            right += best == e->label, all++;
-        }
-        out->fold_acc[f] = all ? (double)right / (double)all : 0;
-        lp_cls_model_release(&m);
-    }
-    lp_free(fog);
-    lp_free(use);
-    if (st)
-        return st;
-    uint64_t right = 0;
-    for (int a = 0; a < LP_CLS_N; a++)
-        for (int b = 0; b < LP_CLS_N; b++) {
-            out->n += out->confusion[a][b];
-            right += a == b ? out->confusion[a][b] : 0;
-        }
-    out->accuracy = out->n ? (double)right / (double)out->n : 0;
-    int present = 0;
-    for (int c = 0; c < LP_CLS_N; c++) {
-        uint64_t tp = out->confusion[c][c], npred = 0, act = 0;
-        for (int k = 0; k < LP_CLS_N; k++)
-            npred += out->confusion[k][c], act += out->confusion[c][k];
-        out->precision[c] = npred ? (double)tp / (double)npred : 0;
-        out->recall[c] = act ? (double)tp / (double)act : 0;
-        double pr = out->precision[c] + out->recall[c];
-        out->f1[c] = pr > 0 ? 2 * out->precision[c] * out->recall[c] / pr : 0;
-        if (act) {
-            out->macro_f1 += out->f1[c];
-            present++;
-        }
-    }
-    out->macro_f1 = present ? out->macro_f1 / present : 0;
-    return LP_OK;
 }

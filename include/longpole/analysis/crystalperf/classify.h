@@ -7,7 +7,10 @@
  * Model: one multinomial logistic regression over binary features: the sub-tokens of
  * the function, library and file names (split at '_', '.', '/', case changes and digits,
  * lower-cased, a plural 's' dropped; tagged "f:", "l:", "p:") and the words of the
- * documentation ("d:"), scaled by 1/sqrt(their number). Every training example is seen
+ * documentation ("d:"), scaled by 1/sqrt(their number) (feature set 1; set 2 adds stems,
+ * character n-grams of the function's sub-tokens and per-block scaling: see below and
+ * docs/formats/crystalperf-model.md; the set and the L2 are chosen by grouped
+ * cross-validation, nested when it reports). Every training example is seen
  * twice, with and without its documentation, because the frames of a profile have no
  * documentation. Trained by full-batch gradient descent (Adam steps) with L2
  * regularisation (optionally balanced class weights), deterministically (no randomness
@@ -55,8 +58,20 @@ void lp_cls_set_release(lp_cls_set *s);
  * separated by tabs). Bad rows are skipped and counted in *nbad (may be NULL). */
 lp_status lp_cls_set_read(lp_cls_set *s, const char *path, size_t *nbad, lp_error *err);
 
-/* The model. Features are interned in `feats`; w[f * LP_CLS_N + c]. */
+/* Feature sets (the model file's version, docs/formats/crystalperf-model.md):
+ * 1: name sub-tokens and documentation words in one block, each 1/sqrt(n);
+ * 2 (current): the same plus character n-grams (LP_CLS_NGRAM_MIN..MAX) of the function's
+ *    sub-tokens, in three blocks (names, n-grams, documentation) each of unit length. */
+enum { LP_CLS_FEATURES_V1 = 1, LP_CLS_FEATURES_V2 = 2, LP_CLS_FEATURES = LP_CLS_FEATURES_V2 };
+/* What training uses unless told: set 1, chosen over set 2 by grouped cross-validation
+ * (`longpole classify --train --select`; docs/analyses/crystalperf.md). */
+enum { LP_CLS_FEATURES_DEFAULT = LP_CLS_FEATURES_V1 };
+enum { LP_CLS_NGRAM_MIN = 3, LP_CLS_NGRAM_MAX = 5 };
+
+/* The model. Features are interned in `feats`; w[f * LP_CLS_N + c]; `version` is its
+ * feature set (0 after init: the current one). */
 typedef struct lp_cls_model {
+    int version;
     lp_strtab feats;
     double *w;
     size_t cap;
@@ -64,11 +79,12 @@ typedef struct lp_cls_model {
 } lp_cls_model;
 
 typedef struct lp_cls_train_opts {
-    double l2;               /* 0: the default, 1e-4 */
+    double l2;               /* 0: the default, 3e-5 */
     int iters;               /* 0: the default, 200 (Adam steps, full batch) */
     double rate;             /* 0: the default, 0.05 */
     int no_doc;              /* leave documentation words out */
     int balanced;            /* weigh classes by inverse frequency */
+    int features;            /* feature set 1 or 2; 0: LP_CLS_FEATURES_DEFAULT */
 } lp_cls_train_opts;
 
 void lp_cls_model_init(lp_cls_model *m);
@@ -95,9 +111,12 @@ typedef struct lp_cls_contrib {
 size_t lp_cls_explain(const lp_cls_model *m, const char *function, const char *library, const char *file,
                       const char *doc, lp_cls_contrib *out, size_t max);
 
-/* Cross-validation grouped by example group (out->pred, if set before the call, gets
- * every example's held-out prediction): whole groups are held out, the groups
- * shuffled by `seed` and dealt to `folds` folds by size. */
+/* Cross-validation grouped by example group (src/analysis/crystalperf/classify_cv.c;
+ * out->pred, if set before the call, gets every example's held-out prediction): whole
+ * groups are held out, the groups shuffled by `seed` and dealt to `folds` folds by size.
+ * Nested: with out->grid/ngrid set before the call, each fold's options are the grid's
+ * best by an inner grouped cross-validation (inner_folds, 0: 4; same seed) on that fold's
+ * training part alone, and `o` is ignored: the held-out rows choose nothing. */
 typedef struct lp_cls_cv {
     int folds;
     uint64_t n;                          /* examples evaluated */
@@ -107,12 +126,25 @@ typedef struct lp_cls_cv {
     double fold_acc[32];
     uint32_t ngroups;
     int8_t *pred;                        /* optional, caller's [n]: each example's held-out prediction */
+    const lp_cls_train_opts *grid;       /* optional input: candidate options (nested) */
+    int ngrid, inner_folds;
+    int chosen[32];                      /* nested: each fold's pick (index into grid) */
+    double inner_acc[32];                /* and its inner cross-validated accuracy */
 } lp_cls_cv;
 lp_status lp_cls_crossval(const lp_cls_set *s, int folds, uint64_t seed, const lp_cls_train_opts *o, lp_cls_cv *out,
                           lp_error *err);
+/* The candidate of `grid` with the best grouped cross-validated accuracy on the whole
+ * set (the first of equals): how the shipped model's options are chosen. */
+lp_status lp_cls_select(const lp_cls_set *s, int folds, uint64_t seed, const lp_cls_train_opts *grid, int ngrid,
+                        int *best, double *acc, lp_error *err);
 
 /* Tokenising (exposed for tests): the lower-cased sub-tokens of an identifier, each
  * written NUL-terminated into buf one after another; returns the number of tokens. */
 size_t lp_cls_subtokens(const char *s, char *buf, size_t cap);
+/* The features of a function under feature set `version` (1 or 2) as a model sees them
+ * (documentation included when given): each "tag:token" written NUL-terminated into buf
+ * one after another, its value into val[k]; returns how many (at most max). */
+size_t lp_cls_features(int version, const char *function, const char *library, const char *file, const char *doc,
+                       char *buf, size_t cap, double *val, size_t max);
 
 #endif
