@@ -55,7 +55,7 @@ static const cli_opt classify_opts[] = {
     {"--l2", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, l2), .range = "(0,)", .err = "--l2 needs a number > 0",
      .example = "0.0001", .help = ""},
     {"--rate", .kind = CLI_DOUBLE, .arg = "X", CLI_AT(classify_args, rate), .range = "(0,)",
-     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.00003) and Adam's step size (default 0.05)"},
+     .err = "--rate needs a number > 0", .example = "0.05", .help = "L2 regularisation (default 0.0001) and Adam's step size (default 0.05)"},
     {"--no-doc", .kind = CLI_FLAG, CLI_AT(classify_args, no_doc), .help = "leave documentation words out"},
     {"--balanced", .kind = CLI_FLAG, CLI_AT(classify_args, balanced),
      .help = "weigh classes by inverse frequency (more recall on rare classes)"},
@@ -69,7 +69,8 @@ static const cli_opt classify_opts[] = {
              "only (the held-out groups choose nothing); prints each fold's pick"},
     {"--select", .kind = CLI_FLAG, CLI_AT(classify_args, select),
      .help = "with --train: pick the feature set and L2 from that grid by grouped\n"
-             "cross-validation on LABELS first (how the built-in model is made)"},
+             "cross-validation on LABELS first (the rule labels only: the built-in model\n"
+             "keeps the defaults, better on the measured labels)"},
     {"--json", .kind = CLI_FLAG, CLI_AT(classify_args, json), .help = "one JSON document (with --cv)"},
     CLI_END,
 };

@@ -79,7 +79,7 @@ typedef struct lp_cls_model {
 } lp_cls_model;
 
 typedef struct lp_cls_train_opts {
-    double l2;               /* 0: the default, 3e-5 */
+    double l2;               /* 0: the default, 1e-4 */
     int iters;               /* 0: the default, 200 (Adam steps, full batch) */
     double rate;             /* 0: the default, 0.05 */
     int no_doc;              /* leave documentation words out */
