@@ -20,7 +20,7 @@
 #define LONGPOLE_KECI_H
 
 #include <stdint.h>
-#include "longpole/dist/dbuf.h"
+#include "longpole/base/dbuf.h"
 #include "longpole/import/kernel.h"
 #include "longpole/analysis/kernel/kgraph.h"
 

@@ -12,6 +12,7 @@
  */
 #include "longpole/analysis/snailtrail/window.h"
 #include "longpole/base/alloc.h"
+#include "longpole/base/dbuf.h"
 
 #include <string.h>
 
@@ -19,25 +20,10 @@
 
 /* ---- writing ---------------------------------------------------------------------------- */
 
-typedef struct wput {
-    uint8_t **buf;
-    size_t *len, *cap;
-    int nomem;
-} wput;
+#define PUT LP_DBUF_PUT
 
-static void put(wput *w, const void *p, size_t n)
-{
-    if (w->nomem || lp_grow_at(w->buf, w->cap, *w->len + n, 1)) {
-        w->nomem = 1;
-        return;
-    }
-    memcpy(*w->buf + *w->len, p, n);
-    *w->len += n;
-}
 
-#define PUT(w, x) put((w), &(x), sizeof(x))
-
-static void put_check(wput *w, const lp_snapcheck *c)
+static void put_check(lp_dbuf *w, const lp_snapcheck *c)
 {
     PUT(w, c->np1);
     PUT(w, c->p1_worker);
@@ -49,7 +35,7 @@ static void put_check(wput *w, const lp_snapcheck *c)
     PUT(w, c->p2_ns);
 }
 
-static void put_summary(wput *w, const lp_summary *s)
+static void put_summary(lp_dbuf *w, const lp_summary *s)
 {
     uint32_t kind = (uint32_t)s->kind;
     uint64_t n = s->n;
@@ -74,7 +60,7 @@ static void put_summary(wput *w, const lp_summary *s)
 
 lp_status lp_winres_pack(const lp_winres *r, uint8_t **buf, size_t *len, size_t *cap, lp_error *err)
 {
-    wput w = {buf, len, cap, 0};
+    lp_dbuf w = {*buf, *len, *cap, 0};
     size_t start = *len;
     uint32_t magic = WP_MAGIC, kinds = r->kinds;
     uint64_t size = 0; /* filled in at the end */
@@ -93,7 +79,8 @@ lp_status lp_winres_pack(const lp_winres *r, uint8_t **buf, size_t *len, size_t 
     for (int k = 0; k < LP_SUM_NKINDS; k++)
         if (r->kinds & (1u << k))
             put_summary(&w, &r->sum[k]);
-    if (w.nomem)
+    *buf = w.p, *len = w.n, *cap = w.cap; /* the buffer as grown (unchanged by a failed growth) */
+    if (w.fail)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory packing window %llu", (unsigned long long)r->index);
     size = (uint64_t)(*len - start);
     memcpy(*buf + start + sizeof magic, &size, sizeof size);
@@ -102,26 +89,10 @@ lp_status lp_winres_pack(const lp_winres *r, uint8_t **buf, size_t *len, size_t 
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-typedef struct wget {
-    const uint8_t *p;
-    size_t n, off;
-    int bad;
-} wget;
+#define GET LP_DRD_GET
 
-static void get(wget *g, void *p, size_t n)
-{
-    if (g->bad || g->n - g->off < n) {
-        g->bad = 1;
-        memset(p, 0, n);
-        return;
-    }
-    memcpy(p, g->p + g->off, n);
-    g->off += n;
-}
 
-#define GET(g, x) get((g), &(x), sizeof(x))
-
-static void get_check(wget *g, lp_snapcheck *c)
+static void get_check(lp_drd *g, lp_snapcheck *c)
 {
     GET(g, c->np1);
     GET(g, c->p1_worker);
@@ -134,7 +105,7 @@ static void get_check(wget *g, lp_snapcheck *c)
 }
 
 /* One summary's rows; -1 out of memory, 1 malformed. */
-static int get_summary(wget *g, lp_summary *s, int want)
+static int get_summary(lp_drd *g, lp_summary *s, int want)
 {
     uint32_t kind;
     uint64_t n;
@@ -171,7 +142,7 @@ lp_status lp_winres_unpack(lp_winres *r, const uint8_t *buf, size_t n, size_t *o
     lp_winres_release(r);
     lp_winres_init(r);
     size_t at = *off;
-    wget g = {buf, n, at, at > n};
+    lp_drd g = {buf, n, at, at > n};
     uint32_t magic = 0, kinds = 0;
     uint64_t size = 0;
     int32_t flags[4];

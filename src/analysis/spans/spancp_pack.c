@@ -8,6 +8,7 @@
  * bytes, or a span index outside the table is LP_ERR_FORMAT, never a read past the end. */
 #include "longpole/analysis/spans/spancp.h"
 #include "longpole/base/alloc.h"
+#include "longpole/base/dbuf.h"
 
 #include <string.h>
 
@@ -15,27 +16,12 @@
 #define SEC_BYTES 20         /* u32 + 2 * i64 */
 #define VISIT_BYTES 12       /* u32 + i64 */
 
-typedef struct sput {
-    uint8_t **buf;
-    size_t *len, *cap;
-    int nomem;
-} sput;
+#define PUT LP_DBUF_PUT
 
-static void put(sput *w, const void *p, size_t n)
-{
-    if (w->nomem || lp_grow_at(w->buf, w->cap, *w->len + n, 1)) {
-        w->nomem = 1;
-        return;
-    }
-    memcpy(*w->buf + *w->len, p, n);
-    *w->len += n;
-}
-
-#define PUT(w, x) put((w), &(x), sizeof(x))
 
 lp_status lp_spancp_pack(const lp_spancp *cp, uint8_t **buf, size_t *len, size_t *cap, lp_error *err)
 {
-    sput w = {buf, len, cap, 0};
+    lp_dbuf w = {*buf, *len, *cap, 0};
     size_t start = *len;
     uint32_t magic = SP_MAGIC;
     uint64_t size = 0, nsec = cp->nsec, nvisit = cp->nvisit;
@@ -47,36 +33,21 @@ lp_status lp_spancp_pack(const lp_spancp *cp, uint8_t **buf, size_t *len, size_t
         PUT(&w, cp->sec[i].span), PUT(&w, cp->sec[i].start), PUT(&w, cp->sec[i].end);
     for (size_t i = 0; i < cp->nvisit; i++)
         PUT(&w, cp->visit[i].span), PUT(&w, cp->visit[i].excl);
-    if (w.nomem)
+    *buf = w.p, *len = w.n, *cap = w.cap; /* the buffer as grown (unchanged by a failed growth) */
+    if (w.fail)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory packing the path of trace %u", cp->trace);
     size = (uint64_t)(*len - start);
     memcpy(*buf + start + sizeof magic, &size, sizeof size);
     return LP_OK;
 }
 
-typedef struct sget {
-    const uint8_t *p;
-    size_t n, off;
-    int bad;
-} sget;
+#define GET LP_DRD_GET
 
-static void get(sget *g, void *p, size_t n)
-{
-    if (g->bad || g->n - g->off < n) {
-        g->bad = 1;
-        memset(p, 0, n);
-        return;
-    }
-    memcpy(p, g->p + g->off, n);
-    g->off += n;
-}
-
-#define GET(g, x) get((g), &(x), sizeof(x))
 
 lp_status lp_spancp_unpack(lp_spancp *cp, const uint8_t *buf, size_t n, size_t *off, uint64_t nspans, lp_error *err)
 {
     size_t at = *off;
-    sget g = {buf, n, at, at > n};
+    lp_drd g = {buf, n, at, at > n};
     uint32_t magic = 0;
     uint64_t size = 0, nsec = 0, nvisit = 0;
     GET(&g, magic), GET(&g, size);

@@ -1,5 +1,5 @@
-/* dbuf.c: the message buffer and reader of the distributed analyses (dbuf.h). */
-#include "longpole/dist/dbuf.h"
+/* dbuf.c: the growable byte buffer and the byte reader (dbuf.h). */
+#include "longpole/base/dbuf.h"
 #include "longpole/base/alloc.h"
 
 #include <string.h>
@@ -69,4 +69,13 @@ const char *lp_drd_str(lp_drd *r, uint32_t *len)
 {
     *len = lp_drd_u32(r);
     return r->bad ? NULL : lp_drd_get(r, *len);
+}
+
+void lp_drd_copy(lp_drd *r, void *dst, size_t n)
+{
+    const void *p = lp_drd_get(r, n);
+    if (p)
+        memcpy(dst, p, n);
+    else
+        memset(dst, 0, n);
 }

@@ -1,6 +1,7 @@
-/* dbuf.h: a growable byte buffer for the messages of the distributed analyses, and a
- * reader over received bytes (fixed-width little-endian-as-the-host fields: the ranks
- * of one job are one architecture, docs/distributed.md).
+/* dbuf.h: a growable byte buffer and a reader over bytes, for values packed as their
+ * host bytes (fixed-width fields in host order: the messages of the distributed
+ * analyses, docs/distributed.md, whose ranks are one architecture; the packed windows
+ * and span paths they exchange). LP_DBUF_PUT / LP_DRD_GET copy one variable.
  *
  * Invariants: writing never fails visibly until lp_dbuf_take/lp_dbuf_ok: an allocation
  * failure sets `fail` and later writes do nothing; a reader that runs past its end sets
@@ -37,5 +38,10 @@ uint32_t lp_drd_u32(lp_drd *r);
 uint64_t lp_drd_u64(lp_drd *r);
 /* A string: *len bytes at the returned pointer (not NUL-terminated); NULL if bad. */
 const char *lp_drd_str(lp_drd *r, uint32_t *len);
+/* Copy the next n bytes to dst (zeros, and bad set, if fewer are left). */
+void lp_drd_copy(lp_drd *r, void *dst, size_t n);
+
+#define LP_DBUF_PUT(b, x) lp_dbuf_put((b), &(x), sizeof(x))
+#define LP_DRD_GET(r, x) lp_drd_copy((r), &(x), sizeof(x))
 
 #endif
