@@ -25,7 +25,7 @@ export OMPI_MCA_mca_base_component_disable_dlclose=1
 export LSAN_OPTIONS="suppressions=$src/tests/scripts/lsan_openmpi.supp:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mpi() { local k=$1; shift; timeout 120 mpirun --oversubscribe -n "$k" "$lp" dist kcp "$@"; }
+mpi() { local k=$1; shift; timeout 600 mpirun --oversubscribe -n "$k" "$lp" dist kcp "$@"; }
 if ! mpi 1 --thread 7421 "$data/scp_dest" "$data/scp_src" > /dev/null 2> "$tmp/err"; then
   if grep -q "built without MPI" "$tmp/err"; then echo "skip: built without MPI"; exit 77; fi
   echo "FAIL: dist kcp under mpirun -n 1"; cat "$tmp/err"; exit 1
