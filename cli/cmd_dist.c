@@ -15,11 +15,12 @@ const cli_spec cli_spec_dist = {
     .cmd = "dist",
     .usage = "usage: longpole dist SUBCOMMAND [OPTIONS] INPUT...      (one rank)\n"
              "       mpirun -n K longpole dist SUBCOMMAND [OPTIONS] INPUT...\n",
-    .about = "An analysis spread over the ranks of an Open MPI job: each rank reads only its\n"
-             "share of the inputs (input i belongs to rank i mod K), rank 0 coordinates and\n"
+    .about = "An analysis spread over the ranks of an Open MPI job: rank 0 coordinates and\n"
              "alone prints; the answer is the single-process command's, byte for byte\n"
              "(docs/distributed.md). Subcommands: kcp (a thread's critical path in kernel\n"
-             "traces, one trace per host: `cp --thread` spread over the hosts).\n",
+             "traces, one trace per host, host i read by rank i mod K: `cp --thread` spread\n"
+             "over the hosts); summary, infer, spans (SnailTrail windows, The Mystery\n"
+             "Machine's inference, span paths: every rank reads the inputs, the work is split).\n",
     .notes = "`longpole help dist` prints every subcommand's options; `--stats` adds what moved\n"
              "between ranks (messages, bytes, requests, CPU seconds per rank, wall time).\n",
     .operands = CLI_OPERANDS,
