@@ -153,7 +153,7 @@ static void print_answer(dk_run *R, lp_kgraph *g, cli_kquery *q, const cli_kout 
 static int run_al1(dk_run *R, cli_kquery *q, const cli_kout *o)
 {
     const dkcp_args *a = R->a;
-    cli_kload lo = {a->no_sync, NULL, a->quiet, (size_t)a->max_diags};
+    cli_kload lo = {a->no_sync, NULL, a->quiet, (size_t)a->max_diags, 0};
     cli_kgraph kg;
     int rc = cli_kgraph_load("dist kcp", &lo, R->k.paths, (int)R->k.nh, &kg);
     if (rc)

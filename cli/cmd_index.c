@@ -2,7 +2,7 @@
  * (read, packets matched, clocks synchronised, built: kload.c) persisted as an index
  * (docs/formats/kindex.md) that `cp --thread --index F.lpkx` maps instead of reading the
  * traces again; with --check, an existing index is checked against the traces instead
- * (exit 0 if it would be used, 8 if stale or foreign, 5 if corrupt). */
+ * (exit 0 if it would be used, 8 if stale or foreign, 5 if corrupt), every byte of it. */
 #include "kcli.h"
 
 typedef struct index_args {
@@ -17,7 +17,8 @@ static const cli_opt index_opts[] = {
     {"--no-sync", .kind = CLI_FLAG, CLI_AT(index_args, no_sync),
      .help = "keep every host's own clock (the index records it: queries must ask\nthe same)"},
     {"--check", .kind = CLI_FLAG, CLI_AT(index_args, check),
-     .help = "do not write: check that F is the index of these traces as they are now"},
+     .help = "do not write: check that F is the index of these traces as they are now\n"
+             "(every byte, whatever its verification stamp F.verified says)"},
     {"-q", "--quiet", .kind = CLI_FLAG, CLI_AT(index_args, quiet), .help = "print only the counts of the input's diagnostics"},
     {"--max-errors", .kind = CLI_COUNT, .arg = "N", CLI_AT(index_args, max_diags), .err = "--max-errors needs a number",
      .example = "5", .help = "diagnostics printed in full (default 20)"},
@@ -50,7 +51,7 @@ int cmd_index(int argc, char **argv)
         cli_args_release(&cli_spec_index, &a, &rest);
         return cli_usage("index", !rest.n ? "no kernel trace given" : "no index file given (-o F.lpkx)");
     }
-    cli_kload lo = {a.no_sync, a.check ? a.out : NULL, a.quiet, (size_t)a.max_diags};
+    cli_kload lo = {a.no_sync, a.check ? a.out : NULL, a.quiet, (size_t)a.max_diags, 1}; /* --check: every byte */
     cli_kgraph k;
     if (a.check) {
         FILE *f = fopen(a.out, "rb");

@@ -11,7 +11,7 @@
 
 typedef struct kcp_args {
     const char *thread, *host, *from, *to, *index, *html, *chrome;
-    int unbounded, no_sync, json, quiet;
+    int unbounded, no_sync, json, quiet, verify;
     uint64_t path_limit, top, max_diags;
 } kcp_args;
 
@@ -56,6 +56,9 @@ static const cli_opt kcp_opts[] = {
      .help = "map the graph persisted in F (`longpole index`) instead of reading the\n"
              "traces, after checking it was built from them as they are now; F is\n"
              "written if it does not exist; a stale or foreign F is refused (exit 8)"},
+    {"--verify", .kind = CLI_FLAG, CLI_AT(kcp_args, verify),
+     .help = "with --index: check every byte of F (checksum and the graph's\n"
+             "invariants) even when its verification stamp F.verified vouches for it"},
     {"--json", .kind = CLI_FLAG, CLI_AT(kcp_args, json), .help = "one JSON document (docs/formats/kcp-json.md)"},
     {"--path", .kind = CLI_FN, .arg = "N|all", CLI_AT(kcp_args, path_limit), .fn = parse_path,
      .err = "--path needs a number or 'all'", .example = "all",
@@ -149,7 +152,7 @@ int cli_cp_thread(int argc, char **argv)
         cli_args_release(&cli_spec_cp_thread, &a, &rest);
         return cli_usage("cp", "--html and --chrome cannot both write to standard output");
     }
-    cli_kload lo = {a.no_sync, a.index, a.quiet, (size_t)a.max_diags};
+    cli_kload lo = {a.no_sync, a.index, a.quiet, (size_t)a.max_diags, a.verify};
     cli_kgraph k;
     rc = cli_kgraph_load("cp", &lo, rest.operands, rest.n, &k);
     cli_args_release(&cli_spec_cp_thread, &a, &rest);

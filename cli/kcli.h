@@ -32,6 +32,7 @@ typedef struct cli_kgraph {
     lp_kmatch m;               /* packets and clocks (have_match) */
     int have_match;
     int from_index;            /* g was mapped from an index file */
+    int index_stamped;         /* ... whose verification stamp vouched for its checksum and invariants */
     int wrote_index;           /* the index named by --index did not exist: written */
     int no_sync;
     uint64_t diag_errors, diag_warnings;
@@ -44,6 +45,7 @@ typedef struct cli_kload {
                                   write it if it does not exist, refuse it otherwise */
     int quiet;
     size_t max_diags;
+    int verify;                /* --verify: check every byte of the index whatever its stamp says */
 } cli_kload;
 
 /* Read `paths` (CTF directories, ftrace files) into a graph, or map the index. Prints

@@ -218,6 +218,8 @@ void cli_kcp_json(const cli_kgraph *k, const cli_kquery *q, const cli_kout *o)
     lp_jsonw_key(&j, "graph");
     lp_jsonw_obj(&j);
     lp_jsonw_kbool(&j, "from_index", k->from_index);
+    if (k->from_index)
+        lp_jsonw_kstr(&j, "index_checks", k->index_stamped ? "stamp" : "full");
     lp_jsonw_ku64(&j, "hosts", g->nhosts);
     lp_jsonw_ku64(&j, "workers", g->nworkers);
     lp_jsonw_ku64(&j, "vertices", g->nv);

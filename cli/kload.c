@@ -101,12 +101,14 @@ static int open_index(const char *cmd, const cli_kload *o, char **paths, int npa
     lp_status st = lp_kindex_fingerprint((const char *const *)paths, (size_t)npaths, &fp, &err);
     if (st)
         return cli_fail(cmd, &err);
-    lp_kindex_expect ex = {&fp, o->no_sync ? 0 : 1, 0};
+    lp_kindex_expect ex = {&fp, o->no_sync ? 0 : 1, 0, (unsigned)o->verify};
     lp_kindex_verdict v = LP_KINDEX_OK;
-    st = lp_kindex_open(o->index, &ex, &k->g, &v, &err);
+    lp_kindex_info info;
+    st = lp_kindex_open_info(o->index, &ex, &k->g, &v, &info, &err);
     lp_kindex_fp_release(&fp);
     if (!st) {
         k->from_index = 1;
+        k->index_stamped = info.stamped;
         return 0;
     }
     cli_progress_done();

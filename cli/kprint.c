@@ -147,8 +147,11 @@ static void adjustments(const cli_kgraph *k)
                    x->nchunks);
     }
     if (k->from_index)
-        printf("  graph mapped from its index (built from %llu events; %llu reordered, %llu lost)\n",
-               (unsigned long long)s->nevents, (unsigned long long)s->nreordered, (unsigned long long)s->nlost);
+        printf("  graph mapped from its index (built from %llu events; %llu reordered, %llu lost); %s\n",
+               (unsigned long long)s->nevents, (unsigned long long)s->nreordered, (unsigned long long)s->nlost,
+               k->index_stamped ? "its checksum and invariants vouched for by its verification stamp (--verify "
+                                  "checks every byte)"
+                                : "every byte checked");
     if (k->have_match)
         printf("  packets: %llu matched across hosts; unmatched: %llu sends, %llu receives\n",
                (unsigned long long)k->m.npk, (unsigned long long)k->m.nunmatched_send,

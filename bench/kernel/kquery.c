@@ -5,10 +5,11 @@
  *     if INDEX does not exist (first query): read (lp_ktrace_read), match packets and
  *     synchronise clocks (lp_kmatch_run), build the graph (lp_kgraph_build), write the
  *     index, then the query; else (subsequent query): fingerprint the traces, map and
- *     check the index (lp_kindex_open), then the query. The query: find the thread,
+ *     check the index (lp_kindex_open_info: trusting its verification stamp, or every
+ *     byte when KQUERY_VERIFY=1 is in the environment, as `cp --verify`), then the query. The query: find the thread,
  *     its bounded path, its breakdown. One line:
  *       stage=first|subsequent events=N read_s= match_s= build_s= write_s= fp_s= open_s=
- *       query_s= total_s= cpu_s= peak_mb= workers= vertices= links= elements=
+ *       query_s= total_s= cpu_s= peak_mb= workers= vertices= links= elements= stamped=0|1
  *     (times are wall seconds of each stage; cpu_s the process's user + sys).
  */
 #include "longpole/import/kernel.h"
@@ -54,6 +55,7 @@ int main(int argc, char **argv)
     uint64_t nev = 0;
     lp_kgraph *g = NULL;
     lp_kindex_fp fp;
+    lp_kindex_info info = {0, 0};
     double t = now();
     if (lp_kindex_fingerprint(paths, npaths, &fp, &err))
         return die("fingerprint", &err);
@@ -80,10 +82,11 @@ int main(int argc, char **argv)
             return die("write", &err);
         t_write = now() - t;
     } else {
-        lp_kindex_expect ex = {&fp, -1, 0};
+        const char *vy = getenv("KQUERY_VERIFY");
+        lp_kindex_expect ex = {&fp, -1, 0, vy && strcmp(vy, "1") == 0};
         lp_kindex_verdict v;
         t = now();
-        if (lp_kindex_open(index, &ex, &g, &v, &err))
+        if (lp_kindex_open_info(index, &ex, &g, &v, &info, &err))
             return die("open", &err);
         t_open = now() - t;
         nev = g->st.nevents;
@@ -105,9 +108,9 @@ int main(int argc, char **argv)
     double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
                  (double)ru.ru_stime.tv_usec * 1e-6;
     printf("stage=%s events=%llu read_s=%.3f match_s=%.3f build_s=%.3f write_s=%.3f fp_s=%.4f open_s=%.4f "
-           "query_s=%.4f total_s=%.4f cpu_s=%.3f peak_mb=%.0f workers=%u vertices=%u links=%u elements=%zu\n",
+           "query_s=%.4f total_s=%.4f cpu_s=%.3f peak_mb=%.0f workers=%u vertices=%u links=%u elements=%zu stamped=%d\n",
            first ? "first" : "subsequent", (unsigned long long)nev, t_read, t_match, t_build, t_write, t_fp, t_open,
-           t_query, total, cpu, (double)ru.ru_maxrss / 1024.0, g->nworkers, g->nv, g->nlinks, cp.n);
+           t_query, total, cpu, (double)ru.ru_maxrss / 1024.0, g->nworkers, g->nv, g->nlinks, cp.n, info.stamped);
     lp_kcp_breakdown_release(&bd);
     lp_kcp_release(&cp);
     lp_kgraph_free(g);

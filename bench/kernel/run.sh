@@ -92,15 +92,16 @@ for spec in $SIZES; do
   fi
   rows+=("$(row "synthetic $(mb "$gb") MB, $hosts hosts" "$(field "$r" events)" "$gb" "$(field "$r" cpu_s)" "$(field "$r" peak_mb)" "$(echo "$b" | cut -d' ' -f1)" "$(echo "$b" | cut -d' ' -f3)" "$runs; babeltrace2 --output-format=dummy" "$(field "$lb" cpu_s)" "$(field "$lb" peak_mb)")")
   # the query: first (from the traces, index written), then subsequent (index mapped)
-  idx=$WORK/q-$size.lpkx; rm -f "$idx"
+  idx=$WORK/q-$size.lpkx; rm -f "$idx" "$idx.verified"
   echo "kernel: first and subsequent queries on $size bytes" >&2
-  q1b=$(LONGPOLE_CTF=babeltrace "$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*); rm -f "$idx"
+  q1b=$(LONGPOLE_CTF=babeltrace "$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*); rm -f "$idx" "$idx.verified"
   q1=$("$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*)
   ib=$(stat -c %s "$idx")
   qs=(); for ((k = 0; k < 5; k++)); do qs+=("$("$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*)"); done
   best=""; for q in "${qs[@]}"; do
     if [ -z "$best" ] || awk -v a="$(field "$q" total_s)" -v b="$(field "$best" total_s)" 'BEGIN { exit !(a < b) }'; then best=$q; fi
   done
+  qv=$(KQUERY_VERIFY=1 "$KQ" wilbrod-0/multithread-2673 "$idx" "$dir"/*) # every byte checked (cp --verify)
   med=$(for q in "${qs[@]}"; do field "$q" total_s; done | sort -n | sed -n 3p)
   medcpu=$(for q in "${qs[@]}"; do field "$q" cpu_s; done | sort -n | sed -n 3p)
   f() { field "$q1" "$1"; }
@@ -109,8 +110,8 @@ for spec in $SIZES; do
   p100() { awk -v t="$1" -v b="$gb" 'BEGIN { printf "%.2f", t / (b / 1e8) }'; }
   frows+=("| synthetic $(mb "$gb") MB, $hosts hosts | direct (default) | $(f read_s) | $(f total_s) | **$(f cpu_s)** | $(p100 "$(f cpu_s)") | **$(al1 "$(f cpu_s)")x** | $(p100 "$(f total_s)") | $(al1 "$(f total_s)")x | $(f peak_mb) | $(awk -v m="$(f peak_mb)" -v b="$gb" 'BEGIN { printf "%.2f", m / (b / 1e6) }') |")
   frows+=("| synthetic $(mb "$gb") MB, $hosts hosts | libbabeltrace2 | $(field "$q1b" read_s) | $(field "$q1b" total_s) | $(field "$q1b" cpu_s) | $(p100 "$(field "$q1b" cpu_s)") | $(al1 "$(field "$q1b" cpu_s)")x | $(p100 "$(field "$q1b" total_s)") | $(al1 "$(field "$q1b" total_s)")x | $(field "$q1b" peak_mb) | $(awk -v m="$(field "$q1b" peak_mb)" -v b="$gb" 'BEGIN { printf "%.2f", m / (b / 1e6) }') |")
-  qrows+=("| synthetic $(mb "$gb") MB, $hosts hosts | $(f events) | $(f read_s) | $(f match_s) | $(f build_s) | $(f write_s) | $(f query_s) | **$(f total_s)** | $(f cpu_s) | $(f peak_mb) | $(awk -v t="$(f total_s)" -v b="$gb" 'BEGIN { printf "%.2f", t / (b / 1e8) }') | $(mb "$ib") | $(g open_s) | $(g query_s) | **$(g total_s)** / $med | $(g cpu_s) / $medcpu | $(g peak_mb) | $(f workers) / $(f vertices) / $(f links) / $(f elements) |")
-  rm -f "$idx"
+  qrows+=("| synthetic $(mb "$gb") MB, $hosts hosts | $(f events) | $(f read_s) | $(f match_s) | $(f build_s) | $(f write_s) | $(f query_s) | **$(f total_s)** | $(f cpu_s) | $(f peak_mb) | $(awk -v t="$(f total_s)" -v b="$gb" 'BEGIN { printf "%.2f", t / (b / 1e8) }') | $(mb "$ib") | $(g open_s) | $(g query_s) | **$(g total_s)** / $med | $(g cpu_s) / $medcpu | $(g peak_mb) | $(g stamped) | $(field "$qv" total_s) / $(field "$qv" cpu_s) | $(f workers) / $(f vertices) / $(f links) / $(f elements) |")
+  rm -f "$idx" "$idx.verified"
   [ "${KBENCH_REUSE:-0}" = 1 ] || rm -rf "$dir"
 done
 
@@ -133,10 +134,10 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
   echo
   echo "ftrace text (\`kgen ftrace --bytes 100000000 many-threads\`: the kernel's line layout with ns stamps, many-threads' events replicated): $(field "$ft" events) events, $(mb "$fb") MB in $(field "$ft" cpu_s) s CPU: **$(rate "$(field "$ft" events)" "$(field "$ft" cpu_s)") M events/s, $(rate "$fb" "$(field "$ft" cpu_s)") MB/s** per core, peak $(field "$ft" peak_mb) MB."
   echo
-  echo "Thread critical-path query (\`kquery wilbrod-0/multithread-2673 INDEX TRACE...\`: tid 2673 of the first many-threads copy, bounded path and breakdown). First: read every host (lp_ktrace_read), match packets and synchronise clocks (lp_kmatch_run), build the execution graph (lp_kgraph_build, hosts on 2 threads), write the index, query; one run. Subsequent: fingerprint the traces, map and check the index (checksum beside the graph's invariants, lp_kindex_open), query; best / median of 5. Wall seconds of each stage (the machine is shared and loaded: see the load average), CPU = user + sys of the process. The paper's AL1 (single node, Trace Compass based): 7.35 s per 100 MB, subsequent queries 1.25-4.18 s at best."
+  echo "Thread critical-path query (\`kquery wilbrod-0/multithread-2673 INDEX TRACE...\`: tid 2673 of the first many-threads copy, bounded path and breakdown). First: read every host (lp_ktrace_read), match packets and synchronise clocks (lp_kmatch_run), build the execution graph (lp_kgraph_build, hosts on 2 threads), write the index, query; one run. Subsequent: fingerprint the traces, map the index, check its header, sections, strings and recorded fingerprint, and (its verification stamp vouching for the file since the writer wrote it: same device, inode, size, mtime and ctime, docs/formats/kindex.md) not its checksum and graph invariants, query; best / median of 5. Then once with every byte checked (\`cp --verify\`: the checksum beside the graph's invariants). Wall seconds of each stage (the machine is shared and loaded: see the load average), CPU = user + sys of the process. The paper's AL1 (single node, Trace Compass based): 7.35 s per 100 MB, subsequent queries 1.25-4.18 s at best."
   echo
-  echo "| trace | events | read s | match s | build s | write s | query s | first total s | first CPU s | first peak MB | first s per 100 MB | index MB | open s | query s | subsequent total s (best / median) | CPU s (best / median) | peak MB | workers / vertices / links / path elements |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| trace | events | read s | match s | build s | write s | query s | first total s | first CPU s | first peak MB | first s per 100 MB | index MB | open s | query s | subsequent total s (best / median) | CPU s (best / median) | peak MB | stamp used | every byte checked (--verify): total s / CPU s | workers / vertices / links / path elements |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for r in "${qrows[@]}"; do echo "$r"; done
   echo
   echo "First query (import + packet matching + graph + index + query) through each decoder, against the paper's AL1 (7.35 s per 100 MB; the issue's target: at least 5x faster per GB). CPU = user + sys of the process (the fair figure on this shared machine); wall includes waiting for a core. Peak MB per MB of trace: how the first query's memory grows."

@@ -200,19 +200,30 @@ lp_status lp_kgraph_find_thread(const lp_kgraph *g, const char *thread, const ch
         return lp_error_set(err, LP_ERR_ARG, "no thread given");
     int bytid = all_digits(thread), byname = strchr(thread, '/') != NULL;
     long tid = bytid ? strtol(thread, NULL, 10) : -2;
+    size_t tlen = strlen(thread);
+    uint8_t *hostok = NULL; /* [nhosts] the host is `host` (each host name compared once) */
+    if (host) {
+        hostok = lp_calloc(g->nhosts ? g->nhosts : 1, 1);
+        if (!hostok)
+            return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+        for (uint32_t h = 0; h < g->nhosts; h++)
+            hostok[h] = strcmp(lp_kgraph_str(g, g->host[h]), host) == 0;
+    }
     uint32_t found[5], nfound = 0;
     for (uint32_t w = 0; w < g->nworkers; w++) {
         const lp_kworker *k = &g->w[w];
-        if (host && strcmp(lp_kgraph_str(g, g->host[k->host]), host) != 0)
+        if (hostok && !hostok[k->host])
             continue;
+        lp_str name = byname ? k->name : k->comm; /* lengths first: most names differ in it */
         int hit = bytid ? (long)k->tid == tid
-                        : strcmp(lp_kgraph_str(g, byname ? k->name : k->comm), thread) == 0;
+                        : g->strs.len[name] == tlen && memcmp(lp_kgraph_str(g, name), thread, tlen) == 0;
         if (hit) {
             if (nfound < 5)
                 found[nfound] = w;
             nfound++;
         }
     }
+    lp_free(hostok);
     if (nfound == 1) {
         *out = found[0];
         return LP_OK;

@@ -9,12 +9,18 @@
  * checksum and the content checks side by side on two threads for large files); a
  * failure names the file, the byte offset of the section and the reason. Then the
  * fingerprint and the clock option are compared with what the caller expects.
+ *
+ * The verification stamp (kindex.h): INDEX.verified, 72 bytes: magic "LPKXVER\0", the
+ * index version, the index file's device, inode, size, mtime and ctime (ns) as fstat
+ * gave them before it was mapped and checked (so a change during the checks leaves a
+ * stamp that matches nothing), its stored checksum, and an XXH3-64 of those bytes.
  */
 #include "longpole/analysis/kernel/kindex.h"
 #include "longpole/base/alloc.h"
 #include "base/pool.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,6 +88,88 @@ static int layout(const khdr *h, uint64_t off[S_COUNT])
         o += s == S_SUM ? size[s] : pad8(size[s]);
     }
     return 0;
+}
+
+/* ---- verification stamp ------------------------------------------------------------ */
+
+typedef struct kstamp {
+    char magic[8];
+    uint32_t version, zero;
+    uint64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+    uint64_t sum;  /* the index's stored checksum (its last 8 bytes) */
+    uint64_t self; /* XXH3-64 of the bytes before it */
+} kstamp;
+_Static_assert(sizeof(kstamp) == 72, "stamp layout");
+
+#define STAMP_MAGIC "LPKXVER"
+
+static int stamp_path(const char *path, char *out, size_t n)
+{
+    return (size_t)snprintf(out, n, "%s%s", path, LP_KINDEX_STAMP_SUFFIX) < n ? 0 : -1;
+}
+
+/* The stamp an index file with this identity and checksum has (0), or -1 if its stored
+ * checksum cannot be read. */
+static int stamp_of(int fd, const struct stat *sb, kstamp *k)
+{
+    memset(k, 0, sizeof *k);
+    memcpy(k->magic, STAMP_MAGIC, 8);
+    k->version = LP_KINDEX_VERSION;
+    k->dev = (uint64_t)sb->st_dev;
+    k->ino = (uint64_t)sb->st_ino;
+    k->size = (uint64_t)sb->st_size;
+    k->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+    k->ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec;
+    if (sb->st_size < 8 || pread(fd, &k->sum, 8, sb->st_size - 8) != 8)
+        return -1;
+    k->self = XXH3_64bits(k, offsetof(kstamp, self));
+    return 0;
+}
+
+/* Write the stamp of the index `path` (open as fd, identified by sb): 1 if written, 0
+ * if not (an unwritable directory only costs the next open its full checks). */
+static int stamp_write(const char *path, int fd, const struct stat *sb)
+{
+    char sp[4096], tmp[4200];
+    kstamp k;
+    if (stamp_path(path, sp, sizeof sp) || stamp_of(fd, sb, &k) ||
+        (size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", sp, (long)getpid()) >= sizeof tmp)
+        return 0;
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return 0;
+    int ok = fwrite(&k, sizeof k, 1, f) == 1;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, sp) != 0) {
+        unlink(tmp);
+        return 0;
+    }
+    return 1;
+}
+
+/* 1 if the stamp beside `path` vouches for the file open as fd with identity sb. */
+static int stamp_matches(const char *path, int fd, const struct stat *sb)
+{
+    char sp[4096];
+    kstamp want, have;
+    if (stamp_path(path, sp, sizeof sp) || stamp_of(fd, sb, &want))
+        return 0;
+    FILE *f = fopen(sp, "rb");
+    if (!f)
+        return 0;
+    char extra;
+    int ok = fread(&have, sizeof have, 1, f) == 1 && fread(&extra, 1, 1, f) == 0;
+    fclose(f);
+    return ok && memcmp(&have, &want, sizeof have) == 0;
+}
+
+/* Remove a stamp that no longer vouches for its index (best effort). */
+static void stamp_remove(const char *path)
+{
+    char sp[4096];
+    if (!stamp_path(path, sp, sizeof sp))
+        (void)unlink(sp);
 }
 
 /* ---- writer ------------------------------------------------------------------------ */
@@ -173,6 +261,12 @@ lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char
         unlink(tmp);
         return lp_error_set(err, LP_ERR_IO, "cannot write index '%s': %s", path, strerror(e));
     }
+    int fd = open(path, O_RDONLY);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0) /* this library wrote every byte: stamp it as checked */
+        (void)stamp_write(path, fd, &sb);
+    if (fd >= 0)
+        close(fd);
     return LP_OK;
 }
 
@@ -439,10 +533,20 @@ static lp_status check_all(kr *r, lp_kgraph *g, unsigned threads)
     return st;
 }
 
-static lp_status parse(kr *r, const lp_kindex_expect *ex, lp_kgraph *g)
+/* Everything but the checksum and the graph's invariants (a stamp vouched for them). */
+static lp_status check_trusted(kr *r, lp_kgraph *g)
+{
+    lp_status st = read_strings(r, g);
+    if (st || (st = check_sources(r)))
+        return st;
+    point_columns(r, g);
+    return LP_OK;
+}
+
+static lp_status parse(kr *r, const lp_kindex_expect *ex, lp_kgraph *g, int trusted)
 {
     lp_status st = check_frame(r);
-    if (st || (st = check_all(r, g, ex ? ex->threads : 0)))
+    if (st || (st = trusted ? check_trusted(r, g) : check_all(r, g, ex ? ex->threads : 0)))
         return st;
     if (ex && ex->fp && (st = compare_fp(r, ex->fp)))
         return st;
@@ -453,8 +557,8 @@ static lp_status parse(kr *r, const lp_kindex_expect *ex, lp_kgraph *g)
 }
 
 /* Parse a mapping (owned: the graph unmaps it, or this function does on failure). */
-static lp_status open_map(void *map, size_t n, const char *name, const lp_kindex_expect *ex, lp_kgraph **out,
-                          lp_kindex_verdict *verdict, lp_error *err)
+static lp_status open_map(void *map, size_t n, const char *name, const lp_kindex_expect *ex, int trusted,
+                          lp_kgraph **out, lp_kindex_verdict *verdict, lp_error *err)
 {
     kr r;
     memset(&r, 0, sizeof r);
@@ -473,7 +577,7 @@ static lp_status open_map(void *map, size_t n, const char *name, const lp_kindex
     }
     g->map = map;
     g->maplen = n;
-    st = parse(&r, ex, g);
+    st = parse(&r, ex, g, trusted);
     if (verdict)
         *verdict = st ? (r.v == LP_KINDEX_OK ? LP_KINDEX_UNREADABLE : r.v) : LP_KINDEX_OK;
     if (st) {
@@ -484,12 +588,14 @@ static lp_status open_map(void *map, size_t n, const char *name, const lp_kindex
     return LP_OK;
 }
 
-lp_status lp_kindex_open(const char *path, const lp_kindex_expect *expect, lp_kgraph **out, lp_kindex_verdict *verdict,
-                         lp_error *err)
+lp_status lp_kindex_open_info(const char *path, const lp_kindex_expect *expect, lp_kgraph **out,
+                              lp_kindex_verdict *verdict, lp_kindex_info *info, lp_error *err)
 {
     *out = NULL;
     if (verdict)
         *verdict = LP_KINDEX_UNREADABLE;
+    if (info)
+        memset(info, 0, sizeof *info);
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return lp_error_set(err, LP_ERR_IO, "cannot open index '%s': %s", path, strerror(errno));
@@ -506,16 +612,38 @@ lp_status lp_kindex_open(const char *path, const lp_kindex_expect *expect, lp_kg
         return lp_error_set(err, LP_ERR_FORMAT, "%s: byte 0: not a longpole kernel index (%zu bytes) (index foreign)",
                             path, n);
     }
+    int trusted = !(expect && expect->verify) && stamp_matches(path, fd, &sb);
+    int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
-    void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0); /* read whole: the checksum does */
-#else
-    void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (!trusted)
+        flags |= MAP_POPULATE; /* read whole: the checksum does */
 #endif
+    void *map = mmap(NULL, n, PROT_READ, flags, fd, 0);
     int e = errno;
-    close(fd);
-    if (map == MAP_FAILED)
+    if (map == MAP_FAILED) {
+        close(fd);
         return lp_error_set(err, LP_ERR_IO, "cannot map index '%s': %s", path, strerror(e));
-    return open_map(map, n, path, expect, out, verdict, err);
+    }
+    lp_kindex_verdict v = LP_KINDEX_UNREADABLE;
+    lp_status st = open_map(map, n, path, expect, trusted, out, &v, err);
+    if (verdict)
+        *verdict = v;
+    if (info)
+        info->stamped = trusted && !st;
+    if (!st && !trusted) { /* every check passed: stamp the file as it was before the checks */
+        int w = stamp_write(path, fd, &sb);
+        if (info)
+            info->stamp_written = w;
+    } else if (v == LP_KINDEX_CORRUPT)
+        stamp_remove(path); /* a stamp never vouches for a file found corrupt */
+    close(fd);
+    return st;
+}
+
+lp_status lp_kindex_open(const char *path, const lp_kindex_expect *expect, lp_kgraph **out, lp_kindex_verdict *verdict,
+                         lp_error *err)
+{
+    return lp_kindex_open_info(path, expect, out, verdict, NULL, err);
 }
 
 lp_status lp_kindex_open_mem(const void *buf, size_t n, const char *name, const lp_kindex_expect *expect,
@@ -531,5 +659,5 @@ lp_status lp_kindex_open_mem(const void *buf, size_t n, const char *name, const 
     if (map == MAP_FAILED)
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory for %zu bytes", n);
     memcpy(map, buf, n);
-    return open_map(map, n, name, expect, out, verdict, err);
+    return open_map(map, n, name, expect, 0, out, verdict, err);
 }

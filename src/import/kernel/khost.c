@@ -5,7 +5,7 @@
  *     stable natural merge sort (LTTng's scp traces step back at packet boundaries;
  *     babeltrace2's muxer stops there, this never drops an event);
  *  2. the streams merged by (timestamp, stream number) with a binary heap;
- *  3. the per-CPU context: ctx_tid of an event the reader could not attribute is the
+ *  3. (one pass with 4) the per-CPU context: ctx_tid of an event the reader could not attribute is the
  *     thread running on its CPU, from sched_switch (next_tid after, prev_tid before the
  *     first switch of that CPU) and LTTng statedump entries that say RUN on a CPU; one
  *     the tracer wrote is kept and marked LP_KEVF_CTX;
@@ -30,6 +30,40 @@ void khb_init(khb *b, lp_ktrace *kt, lp_diags *diags, const char *file)
     b->name = b->source = LP_STR_NONE;
 }
 
+void kspare_release(kspare *sp)
+{
+    for (uint32_t i = 0; i < sp->n; i++)
+        lp_free(sp->ev[i]);
+    sp->n = 0;
+}
+
+/* A stream's array to the spares (or freed). */
+static void spare_put(kspare *sp, kstream *k)
+{
+    if (sp && k->ev && sp->n < KSPARE_MAX) {
+        sp->ev[sp->n] = k->ev;
+        sp->cap[sp->n++] = k->cap;
+    } else
+        lp_free(k->ev);
+    k->ev = NULL;
+    k->n = k->cap = 0;
+}
+
+/* The largest spare array for a new stream, if any. */
+static void spare_get(kspare *sp, kstream *k)
+{
+    if (!sp || !sp->n)
+        return;
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < sp->n; i++)
+        if (sp->cap[i] > sp->cap[best])
+            best = i;
+    k->ev = sp->ev[best];
+    k->cap = sp->cap[best];
+    sp->ev[best] = sp->ev[--sp->n];
+    sp->cap[best] = sp->cap[sp->n];
+}
+
 void khb_release(khb *b)
 {
     for (uint32_t i = 0; i < b->nst; i++)
@@ -50,8 +84,19 @@ lp_status khb_push(khb *b, uint32_t s, const lp_kev *e, lp_error *err)
         b->nst = s + 1;
     }
     kstream *k = &b->st[s];
+    if (k->cap == 0)
+        spare_get(b->spare, k);
     if (k->n == k->cap && lp_grow_at(&k->ev, &k->cap, k->n + 1, sizeof *k->ev))
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory (%zu events)", k->n);
+    if (k->n == 0) /* the order is counted here, while the event is at hand (no pass later) */
+        k->mx = e->ts, k->nruns = 1;
+    else {
+        k->nruns += e->ts < k->ev[k->n - 1].ts;
+        if (e->ts < k->mx)
+            k->nout++;
+        else
+            k->mx = e->ts;
+    }
     k->ev[k->n++] = *e;
     if (e->cpu >= b->ncpus)
         b->ncpus = e->cpu + 1;
@@ -94,24 +139,12 @@ static void merge_runs(lp_kev *a, lp_kev *tmp, size_t lo, size_t mid, size_t hi)
     memcpy(a + lo, tmp + lo, (hi - lo) * sizeof *a);
 }
 
-/* Sort k->ev by ts (stable) and return how many events were out of order (a stamp
- * below the largest one before it). Natural merge sort: a stream with r runs costs
- * O(n log r). */
-static lp_status stream_sort(kstream *k, uint64_t *nout, lp_error *err)
+/* Sort k->ev by ts (stable); khb_push counted its runs and out-of-order events. Natural
+ * merge sort: a stream with r runs costs O(n log r). */
+static lp_status stream_sort(kstream *k, lp_error *err)
 {
-    uint64_t out = 0;
-    size_t nruns = 1;
-    int64_t mx = k->n ? k->ev[0].ts : 0;
-    for (size_t i = 1; i < k->n; i++) {
-        if (k->ev[i].ts < mx)
-            out++;
-        else
-            mx = k->ev[i].ts;
-        if (k->ev[i].ts < k->ev[i - 1].ts)
-            nruns++;
-    }
-    *nout = out;
-    if (nruns == 1)
+    size_t nruns = k->nruns;
+    if (nruns <= 1)
         return LP_OK;
     size_t *run = lp_malloc((nruns + 1) * sizeof *run);
     lp_kev *tmp = lp_malloc(k->n * sizeof *tmp);
@@ -213,53 +246,16 @@ static lp_status merge_streams(khb *b, lp_kev **out, uint64_t *nout, lp_error *e
         sift_down(h, n, 0);
     }
     lp_free(h);
-    for (uint32_t s = 0; s < b->nst; s++) { /* the streams are no longer needed */
-        lp_free(b->st[s].ev);
-        b->st[s].ev = NULL;
-        b->st[s].n = b->st[s].cap = 0;
-    }
+    for (uint32_t s = 0; s < b->nst; s++) /* the streams are no longer needed */
+        spare_put(b->spare, &b->st[s]);
     *out = ev;
     *nout = o;
     return LP_OK;
 }
 
-/* ---- 3. per-CPU context ----------------------------------------------------------------- */
+/* ---- 3 and 4. per-CPU context and socket addresses, in one pass --------------------------- */
 
 #define STATEDUMP_RUN 6 /* LTTng's statedump status LTTNG_RUN */
-
-static lp_status fill_context(lp_kev *ev, uint64_t n, uint32_t ncpus, lp_error *err)
-{
-    int32_t *cur = lp_malloc((size_t)ncpus * sizeof *cur);
-    if (!cur)
-        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
-    for (uint32_t c = 0; c < ncpus; c++)
-        cur[c] = -1;
-    for (uint64_t i = 0; i < n; i++) {
-        lp_kev *e = &ev[i];
-        if (e->type == LP_KEV_STATEDUMP_PROCESS && e->a == STATEDUMP_RUN && e->b >= 0 && e->b < ncpus &&
-            cur[e->b] < 0)
-            cur[e->b] = e->tid;
-        if (e->ctx_tid >= 0)
-            e->kfl |= LP_KEVF_CTX;
-        else
-            e->ctx_tid = e->type == LP_KEV_SCHED_SWITCH && cur[e->cpu] < 0 ? e->tid : cur[e->cpu];
-        cur[e->cpu] = e->type == LP_KEV_SCHED_SWITCH ? e->tid2 : e->ctx_tid;
-    }
-    /* before a CPU's first switch, its thread is that switch's prev_tid */
-    for (uint32_t c = 0; c < ncpus; c++)
-        cur[c] = -1;
-    for (uint64_t i = n; i-- > 0;) {
-        lp_kev *e = &ev[i];
-        if (e->type == LP_KEV_SCHED_SWITCH)
-            cur[e->cpu] = e->tid;
-        else if (e->ctx_tid < 0)
-            e->ctx_tid = cur[e->cpu];
-    }
-    lp_free(cur);
-    return LP_OK;
-}
-
-/* ---- 4. socket addresses ---------------------------------------------------------------- */
 
 int khost_sock_cmp(const void *x, const void *y)
 {
@@ -271,43 +267,96 @@ int khost_sock_cmp(const void *x, const void *y)
     return 0;
 }
 
-static lp_status build_socks(lp_khost *h, lp_error *err)
+/* The socket table's entry for one LP_KEV_SOCK_ADDR event (a clone copies its listening
+ * socket's addresses, if known). */
+static lp_status sock_event(lp_kev *e, lp_ksock **tab, size_t *cap, size_t *n, lp_hmap *latest, lp_error *err)
 {
-    size_t cap = 0, n = 0;
+    if (e->kfl & KPAD_CLONE) {
+        e->kfl &= (uint16_t)~KPAD_CLONE;
+        uint64_t j;
+        const lp_ksock *o = lp_hmap_get(latest, (uint64_t)e->a, &j) ? &(*tab)[j] : NULL;
+        e->a = o ? o->saddr : 0;
+        e->b = o ? o->daddr : 0;
+        e->flags = o ? (uint32_t)o->sport << 16 | o->dport : 0;
+        if (!o)
+            return LP_OK; /* the listening socket's addresses are not known */
+    }
+    if (lp_grow_at(tab, cap, *n + 1, sizeof **tab))
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory (sockets)");
+    (*tab)[*n] = (lp_ksock){e->key, e->ts, (uint32_t)e->a, (uint32_t)e->b, (uint16_t)(e->flags >> 16),
+                            (uint16_t)e->flags};
+    lp_status st = lp_hmap_put(latest, e->key, *n, err);
+    ++*n;
+    return st;
+}
+
+/* One pass over the merged events (each pass over 64-byte events is a trip through
+ * memory, so the three jobs share it): ctx_tid of every event, the socket table, the
+ * count of LP_KEV_OTHER. An event left without a thread takes the prev_tid of the next
+ * switch on its CPU: a second pass, backwards from the last such switch only (`fill`:
+ * usually a short prefix of the host). */
+static lp_status host_pass(lp_khost *h, lp_error *err)
+{
+    lp_kev *ev = h->ev;
+    uint64_t n = h->nev, nother = 0, fill = 0; /* the backward pass covers [0, fill) */
+    uint32_t ncpus = h->ncpus;
+    int32_t *cur = lp_malloc((size_t)ncpus * sizeof *cur);
+    uint8_t *waiting = lp_calloc(ncpus, 1); /* an event of this CPU waits for its next switch */
+    size_t cap = 0, ns = 0;
     lp_ksock *tab = NULL;
     lp_hmap latest; /* sk -> index in tab of its latest entry */
+    if (!cur || !waiting) {
+        lp_free(cur);
+        lp_free(waiting);
+        return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    }
     lp_status st = lp_hmap_init(&latest, 0, err);
-    for (uint64_t i = 0; i < h->nev && !st; i++) {
-        lp_kev *e = &h->ev[i];
-        if (e->type != LP_KEV_SOCK_ADDR)
-            continue;
-        if (e->kfl & KPAD_CLONE) {
-            e->kfl &= (uint16_t)~KPAD_CLONE;
-            uint64_t j;
-            const lp_ksock *o = lp_hmap_get(&latest, (uint64_t)e->a, &j) ? &tab[j] : NULL;
-            e->a = o ? o->saddr : 0;
-            e->b = o ? o->daddr : 0;
-            e->flags = o ? (uint32_t)o->sport << 16 | o->dport : 0;
-            if (!o)
-                continue; /* the listening socket's addresses are not known */
+    for (uint32_t c = 0; c < ncpus; c++)
+        cur[c] = -1;
+    for (uint64_t i = 0; i < n && !st; i++) {
+        lp_kev *e = &ev[i];
+        if (e->type == LP_KEV_STATEDUMP_PROCESS && e->a == STATEDUMP_RUN && e->b >= 0 && e->b < ncpus &&
+            cur[e->b] < 0)
+            cur[e->b] = e->tid;
+        if (e->ctx_tid >= 0)
+            e->kfl |= LP_KEVF_CTX;
+        else
+            e->ctx_tid = e->type == LP_KEV_SCHED_SWITCH && cur[e->cpu] < 0 ? e->tid : cur[e->cpu];
+        if (e->type == LP_KEV_SCHED_SWITCH) {
+            if (waiting[e->cpu])
+                waiting[e->cpu] = 0, fill = i + 1;
+            cur[e->cpu] = e->tid2;
+        } else {
+            if (e->ctx_tid < 0)
+                waiting[e->cpu] = 1;
+            cur[e->cpu] = e->ctx_tid;
         }
-        if (lp_grow_at(&tab, &cap, n + 1, sizeof *tab)) {
-            st = lp_error_set(err, LP_ERR_NOMEM, "out of memory (sockets)");
-            break;
-        }
-        tab[n] = (lp_ksock){e->key, e->ts, (uint32_t)e->a, (uint32_t)e->b, (uint16_t)(e->flags >> 16),
-                            (uint16_t)e->flags};
-        st = lp_hmap_put(&latest, e->key, n++, err);
+        if (e->type == LP_KEV_SOCK_ADDR)
+            st = sock_event(e, &tab, &cap, &ns, &latest, err);
+        nother += e->type == LP_KEV_OTHER;
     }
     lp_hmap_release(&latest);
+    lp_free(waiting);
     if (st) {
+        lp_free(cur);
         lp_free(tab);
         return st;
     }
-    if (n > 1)
-        qsort(tab, n, sizeof *tab, khost_sock_cmp); /* entries of one sk are already in time order */
+    for (uint32_t c = 0; c < ncpus; c++)
+        cur[c] = -1;
+    for (uint64_t i = fill; i-- > 0;) {
+        lp_kev *e = &ev[i];
+        if (e->type == LP_KEV_SCHED_SWITCH)
+            cur[e->cpu] = e->tid;
+        else if (e->ctx_tid < 0)
+            e->ctx_tid = cur[e->cpu];
+    }
+    lp_free(cur);
+    if (ns > 1)
+        qsort(tab, ns, sizeof *tab, khost_sock_cmp); /* entries of one sk are already in time order */
     h->sock = tab;
-    h->nsock = n;
+    h->nsock = ns;
+    h->nother = nother;
     return LP_OK;
 }
 
@@ -338,17 +387,14 @@ lp_status khb_finish(khb *b, lp_error *err)
     memset(&h, 0, sizeof h);
     lp_status st = LP_OK;
     for (uint32_t s = 0; s < b->nst && !st; s++) {
-        uint64_t out;
-        st = stream_sort(&b->st[s], &out, err);
-        h.nreordered += out;
+        st = stream_sort(&b->st[s], err);
+        h.nreordered += b->st[s].nout;
     }
     if (!st)
         st = merge_streams(b, &h.ev, &h.nev, err);
     h.ncpus = b->ncpus ? b->ncpus : 1;
     if (!st)
-        st = fill_context(h.ev, h.nev, h.ncpus, err);
-    if (!st)
-        st = build_socks(&h, err);
+        st = host_pass(&h, err);
     lp_khost *nh = st ? NULL : lp_reallocarray(kt->host, (size_t)kt->nhosts + 1, sizeof *kt->host);
     if (!st && !nh)
         st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
@@ -358,8 +404,6 @@ lp_status khb_finish(khb *b, lp_error *err)
         khb_release(b);
         return st;
     }
-    for (uint64_t i = 0; i < h.nev; i++)
-        h.nother += h.ev[i].type == LP_KEV_OTHER;
     h.name = b->name;
     h.source = b->source;
     h.nlost = b->nlost;

@@ -81,13 +81,28 @@ int64_t lp_kstate_from_letters(const char *s, size_t n);
 typedef struct kstream {
     lp_kev *ev;
     size_t n, cap;
+    int64_t mx;     /* the largest stamp pushed so far */
+    uint64_t nout;  /* events pushed with a stamp below mx (out of order) */
+    size_t nruns;   /* ascending runs: 1 + the number of steps back from one stamp to the next */
 } kstream;
 
 /* Internal bit of lp_kev.kfl while a host is built (cleared by khb_finish). */
 #define KPAD_CLONE 0x8000u /* LP_KEV_SOCK_ADDR of inet_sock_clone: key = nsk, a = osk, addresses to copy */
 
+/* Event arrays of finished hosts' streams, kept for the next host's streams: writing
+ * into memory already touched costs a fraction of fresh pages (which the kernel must
+ * find and zero), and a trace of many hosts reads them one after the other. */
+#define KSPARE_MAX 256
+typedef struct kspare {
+    lp_kev *ev[KSPARE_MAX];
+    size_t cap[KSPARE_MAX];
+    uint32_t n;
+} kspare;
+void kspare_release(kspare *sp);
+
 typedef struct khb {
     lp_ktrace *kt;      /* owns the string table */
+    kspare *spare;      /* NULL, or where the streams' arrays go after the merge and come from */
     lp_diags *diags;
     const char *file;   /* for diagnostics */
     kstream *st;

@@ -94,10 +94,11 @@ static lp_status host_default_name(khb *b, const char *path, lp_error *err)
     return st;
 }
 
-static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, lp_error *err)
+static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, kspare *sp, lp_error *err)
 {
     khb b;
     khb_init(&b, kt, diags, dir);
+    b.spare = sp;
     lp_status st = lp_kctf_read(&b, dir, err);
     if (!st)
         st = host_default_name(&b, dir, err);
@@ -108,7 +109,7 @@ static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, 
     return khb_finish(&b, err);
 }
 
-static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *diags, lp_error *err)
+static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *diags, kspare *sp, lp_error *err)
 {
     lp_input *in;
     lp_status st = lp_input_open(&in, path, err);
@@ -128,6 +129,7 @@ static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *dia
     if (!st) {
         khb b;
         khb_init(&b, kt, diags, path);
+        b.spare = sp;
         st = lp_kftrace_read(&b, buf, n, err);
         if (!st)
             st = host_default_name(&b, path, err);
@@ -148,12 +150,12 @@ static int name_cmp(const void *x, const void *y)
 }
 
 /* Read every CTF trace below `dir` (depth <= 4) in name order; *found counts them. */
-static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *diags, int *found,
+static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *diags, int *found, kspare *sp,
                            lp_error *err)
 {
     if (has_metadata(dir)) {
         ++*found;
-        return read_ctf_host(kt, dir, diags, err);
+        return read_ctf_host(kt, dir, diags, sp, err);
     }
     if (depth >= 4)
         return LP_OK;
@@ -182,21 +184,21 @@ static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *
         qsort(names, n, sizeof *names, name_cmp);
     for (size_t i = 0; i < n && !st; i++)
         if (is_dir(names[i]))
-            st = read_tree(kt, names[i], depth + 1, diags, found, err);
+            st = read_tree(kt, names[i], depth + 1, diags, found, sp, err);
     for (size_t i = 0; i < n; i++)
         lp_free(names[i]);
     lp_free(names);
     return st;
 }
 
-static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, lp_error *err)
+static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, kspare *sp, lp_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
         return lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode)) {
         int found = 0;
-        lp_status st = read_tree(kt, path, 0, diags, &found, err);
+        lp_status st = read_tree(kt, path, 0, diags, &found, sp, err);
         if (!st && !found)
             st = lp_error_set(err, LP_ERR_FORMAT,
                               "'%s' is not a CTF trace: no 'metadata' file in it or in its subdirectories", path);
@@ -210,9 +212,9 @@ static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, lp_
             return lp_error_set(err, LP_ERR_ARG, "path too long: '%s'", path);
         memcpy(dir, base ? path : ".", n);
         dir[n] = '\0';
-        return read_ctf_host(kt, dir, diags, err);
+        return read_ctf_host(kt, dir, diags, sp, err);
     }
-    return read_ftrace_host(kt, path, diags, err);
+    return read_ftrace_host(kt, path, diags, sp, err);
 }
 
 lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diags, lp_ktrace **out,
@@ -223,11 +225,15 @@ lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diag
         return lp_error_set(err, LP_ERR_ARG, "no kernel trace given");
     lp_ktrace *kt;
     lp_status st = lp_ktrace_new(&kt, err);
+    kspare *sp = st ? NULL : lp_calloc(1, sizeof *sp); /* NULL: no reuse (nothing else changes) */
     for (size_t i = 0; i < npaths && !st; i++) {
-        st = read_path(kt, paths[i], diags, err);
+        st = read_path(kt, paths[i], diags, sp, err);
         if (st)
             lp_error_push(err, "reading kernel trace '%s'", paths[i]);
     }
+    if (sp)
+        kspare_release(sp);
+    lp_free(sp);
     if (!st)
         st = khost_join_chunks(kt, diags, err);
     if (st) {

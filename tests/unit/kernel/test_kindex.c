@@ -5,11 +5,15 @@
  * truncation at every length are refused as CORRUPT (or FOREIGN for the magic and
  * version); wrong contents under a valid checksum are refused by validation, section by
  * section; and a byte set to 0xFF anywhere with the checksum fixed is either refused or
- * yields a graph that validates and whose paths compute (no crash, no hang). */
+ * yields a graph that validates and whose paths compute (no crash, no hang). The
+ * verification stamp vouches only for the very file it was made for: a write (even with
+ * the mtime put back), a replacement, a foreign or malformed stamp, or --verify mean the
+ * full checks; a file found corrupt loses its stamp. */
 #include "kscen.h"
 #include "longpole/analysis/kernel/kindex.h"
 #include "base/hashmap.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +21,15 @@
 static char tmpdir[256];
 
 static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", tmpdir, name); }
+
+/* Remove an index and its verification stamp. */
+static void rm_index(const char *path)
+{
+    char sp[1024];
+    unlink(path);
+    if ((size_t)snprintf(sp, sizeof sp, "%s%s", path, LP_KINDEX_STAMP_SUFFIX) < sizeof sp)
+        unlink(sp);
+}
 
 static void write_file(const char *path, const char *text)
 {
@@ -129,8 +142,126 @@ static void round_trip(void)
         }
         lp_kgraph_free(h);
         lp_kgraph_free(g);
-        unlink(path);
+        rm_index(path);
     }
+}
+
+/* ---- the verification stamp --------------------------------------------------------- */
+
+/* Open path; *stamped, *written from lp_kindex_info; the status. */
+static lp_status open_stamped(const char *path, unsigned verify, int *stamped, int *written, lp_kindex_verdict *v)
+{
+    lp_kindex_expect ex = {NULL, -1, 0, verify};
+    lp_kindex_info info;
+    lp_kgraph *g = NULL;
+    lp_error err;
+    lp_status st = lp_kindex_open_info(path, &ex, &g, v, &info, &err);
+    *stamped = info.stamped;
+    *written = info.stamp_written;
+    lp_kgraph_free(g);
+    return st;
+}
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static void stamps(void)
+{
+    lp_kgraph *g = scenario(0);
+    if (!g)
+        return;
+    char path[512], stamp[600], other[512], ostamp[600];
+    path_in(path, sizeof path, "s.lpkx");
+    path_in(other, sizeof other, "o.lpkx");
+    snprintf(stamp, sizeof stamp, "%s" LP_KINDEX_STAMP_SUFFIX, path);
+    snprintf(ostamp, sizeof ostamp, "%s" LP_KINDEX_STAMP_SUFFIX, other);
+    lp_error err;
+    lp_kindex_verdict v;
+    int stamped, written;
+    CHECK(lp_kindex_write(g, NULL, path, &err) == LP_OK);
+    CHECK(exists(stamp)); /* the writer stamps what it wrote */
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 1 && written == 0);
+    CHECK(open_stamped(path, 1, &stamped, &written, &v) == LP_OK && stamped == 0 && written == 1); /* --verify */
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 1);
+
+    /* a byte changed in place, the mtime put back: ctime differs, full checks, refused */
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0);
+    int fd = open(path, O_WRONLY);
+    CHECK(fd >= 0);
+    unsigned char x = 0x5a;
+    CHECK(pwrite(fd, &x, 1, 200) == 1);
+    close(fd);
+    struct timespec t[2] = {sb.st_atim, sb.st_mtim};
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) != LP_OK && stamped == 0 && v == LP_KINDEX_CORRUPT);
+    CHECK(!exists(stamp)); /* a corrupt file loses its stamp */
+
+    /* rewritten; only touched: the full checks pass and stamp it again */
+    CHECK(lp_kindex_write(g, NULL, path, &err) == LP_OK);
+    CHECK(utimensat(AT_FDCWD, path, NULL, 0) == 0);
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 0 && written == 1);
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 1);
+
+    /* another file's stamp (another inode and times) vouches for nothing */
+    CHECK(lp_kindex_write(g, NULL, other, &err) == LP_OK);
+    size_t n;
+    unsigned char *b = slurp(ostamp, &n);
+    CHECK(b != NULL && n == 72);
+    FILE *f = fopen(stamp, "wb");
+    CHECK(f != NULL);
+    if (f && b) {
+        fwrite(b, 1, n, f);
+        fclose(f);
+    }
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 0 && written == 1);
+    /* a stamp bit flipped, or one byte longer, is not a stamp */
+    unsigned char *own = slurp(stamp, &n);
+    for (size_t i = 0; own && i <= n; i++) {
+        f = fopen(stamp, "wb");
+        if (!f)
+            break;
+        if (i < n) {
+            own[i] ^= 1;
+            fwrite(own, 1, n, f);
+            own[i] ^= 1;
+        } else {
+            fwrite(own, 1, n, f);
+            fputc(0, f);
+        }
+        fclose(f);
+        CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 0);
+    }
+    free(own);
+    free(b);
+    /* the same file replaced by a copy (a new inode) with a copied stamp: not vouched */
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 1);
+    b = slurp(path, &n);
+    unsigned char *sb2 = NULL;
+    size_t n2;
+    sb2 = slurp(stamp, &n2);
+    rm_index(path);
+    f = fopen(path, "wb");
+    if (f && b) {
+        fwrite(b, 1, n, f);
+        fclose(f);
+    }
+    f = fopen(stamp, "wb");
+    if (f && sb2) {
+        fwrite(sb2, 1, n2, f);
+        fclose(f);
+    }
+    CHECK(open_stamped(path, 0, &stamped, &written, &v) == LP_OK && stamped == 0);
+    free(b);
+    free(sb2);
+    rm_index(path);
+    unlink(stamp);
+    unlink(other);
+    unlink(ostamp);
+    lp_kgraph_free(g);
 }
 
 /* ---- fingerprints ------------------------------------------------------------------- */
@@ -142,7 +273,7 @@ static lp_status open_expect(const char *idx, const char *const *paths, size_t n
     lp_status st = lp_kindex_fingerprint(paths, n, &fp, err);
     if (st)
         return st;
-    lp_kindex_expect ex = {&fp, synced, 0};
+    lp_kindex_expect ex = {&fp, synced, 0, 0};
     lp_kgraph *g = NULL;
     st = lp_kindex_open(idx, &ex, &g, v, err);
     lp_kgraph_free(g);
@@ -152,7 +283,7 @@ static lp_status open_expect(const char *idx, const char *const *paths, size_t n
 
 static void fingerprints(void)
 {
-    char t1[512], t2[512], f[600], idx[600];
+    char t1[512], t2[512], f[700], idx[600];
     path_in(t1, sizeof t1, "trace1");
     path_in(t2, sizeof t2, "trace2");
     mkdir(t1, 0700);
@@ -214,7 +345,7 @@ static void fingerprints(void)
     /* not an index at all */
     snprintf(f, sizeof f, "%s/metadata", t2);
     CHECK(lp_kindex_open(f, NULL, &g, &v, &err) == LP_ERR_FORMAT && v == LP_KINDEX_FOREIGN);
-    unlink(idx);
+    rm_index(idx);
     snprintf(f, sizeof f, "%s/sub/channel0_0", t1);
     unlink(f);
     snprintf(f, sizeof f, "%s/sub", t1);
@@ -240,7 +371,7 @@ static unsigned open_threads = 1;
 static lp_status open_bytes(const unsigned char *b, size_t n, lp_kindex_verdict *v, lp_kgraph **g, lp_error *err)
 {
     *g = NULL;
-    lp_kindex_expect ex = {NULL, -1, open_threads};
+    lp_kindex_expect ex = {NULL, -1, open_threads, 1};
     return lp_kindex_open_mem(b, n, "idx", &ex, g, v, err);
 }
 
@@ -275,7 +406,7 @@ static void corruption(void)
     lp_kgraph_free(g);
     size_t n = 0;
     unsigned char *orig = slurp(path, &n);
-    unlink(path);
+    rm_index(path);
     CHECK(orig != NULL && n > 200);
     if (!orig)
         return;
@@ -349,7 +480,7 @@ static void invalid_contents(void)
     CHECK(lp_kindex_write(g, NULL, path, &err) == LP_OK);
     size_t n = 0;
     unsigned char *orig = slurp(path, &n);
-    unlink(path);
+    rm_index(path);
     if (!orig)
         return;
     khdr_view hv;
@@ -433,7 +564,7 @@ static void equal_names(void)
     CHECK(lp_kindex_write(g, NULL, path, &err) == LP_OK);
     size_t n = 0;
     unsigned char *b = slurp(path, &n);
-    unlink(path);
+    rm_index(path);
     uint32_t a = LP_NONE32, z = LP_NONE32; /* two threads whose names have one length */
     for (uint32_t i = 0; i < g->nworkers && z == LP_NONE32; i++)
         for (uint32_t j = i + 1; j < g->nworkers && z == LP_NONE32; j++)
@@ -478,6 +609,7 @@ int main(void)
         return 1;
     }
     round_trip();
+    stamps();
     fingerprints();
     corruption();
     invalid_contents();

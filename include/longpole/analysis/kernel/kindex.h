@@ -12,6 +12,20 @@
  * of their files changed (else STALE), and with the clock option asked for (else
  * FOREIGN). A refused file is never used; the verdict says why, the error says what
  * (file, byte offset, section or trace file).
+ *
+ * Verification stamp: checking every byte of a large index costs more than the query it
+ * serves (a 589 MB index: 0.3 CPU s of checksum and invariants for a 50 ms query). So a
+ * file that passed every check (or that this library wrote) gets a small sidecar,
+ * INDEX.verified (LP_KINDEX_STAMP_SUFFIX), naming the index file exactly as the file
+ * system identifies it: device, inode, size, modification and status-change times, and
+ * its stored checksum. A later open whose file still matches the stamp (any write,
+ * truncation, rename over it or touch changes the status-change time, which no user can
+ * set) maps it without reading every byte: the header, the section sizes, the strings
+ * and the stored fingerprint are still checked, the checksum and the graph's invariants
+ * are not. A stamp that does not match, is absent, unreadable or malformed means the full
+ * checks, and a fresh stamp when they pass. What a stamp cannot see: bytes changed below
+ * the file system (a failing disk, a raw device write); lp_kindex_expect.verify = 1 (the
+ * CLI's --verify) checks everything whatever the stamp says.
  */
 #ifndef LONGPOLE_KINDEX_H
 #define LONGPOLE_KINDEX_H
@@ -23,6 +37,7 @@
 #define LP_KINDEX_MAGIC "LPKX\r\n\x1a\n"
 #define LP_KINDEX_VERSION 2u
 #define LP_KINDEX_EXT ".lpkx" /* files with this extension are left out of fingerprints */
+#define LP_KINDEX_STAMP_SUFFIX ".verified" /* INDEX.lpkx.verified: also left out of fingerprints */
 
 /* One trace file, or a trace path as given (a root). */
 typedef struct lp_kindex_file {
@@ -47,7 +62,8 @@ lp_status lp_kindex_fingerprint(const char *const *paths, size_t npaths, lp_kind
 void lp_kindex_fp_release(lp_kindex_fp *fp);
 
 /* Write g with its traces' fingerprint to `path` (through a temporary file renamed into
- * place, so a reader never sees half a file). */
+ * place, so a reader never sees half a file), and its verification stamp (best effort:
+ * without one, the next open checks everything). */
 lp_status lp_kindex_write(const lp_kgraph *g, const lp_kindex_fp *fp, const char *path, lp_error *err);
 
 typedef enum lp_kindex_verdict {
@@ -66,7 +82,15 @@ typedef struct lp_kindex_expect {
     unsigned threads;       /* the checksum and the content checks: 0 automatic (side by side on
                                two threads for files of 16 MB and more, when there are 2 CPUs),
                                1 one after the other, 2 side by side whatever the size */
+    unsigned verify;        /* 0: a matching verification stamp vouches for the checksum and the
+                               invariants; 1: check every byte whatever the stamp says */
 } lp_kindex_expect;
+
+/* How an open went (lp_kindex_open_info). */
+typedef struct lp_kindex_info {
+    int stamped;      /* 1: a verification stamp vouched for the file (checksum and invariants not rerun) */
+    int stamp_written;/* 1: the full checks passed and a new stamp was written */
+} lp_kindex_info;
 
 /* Map and check an index file (expect may be NULL: no comparison). The graph's columns
  * point into the mapping, which lp_kgraph_free unmaps. On refusal: LP_ERR_FORMAT (foreign
@@ -74,6 +98,9 @@ typedef struct lp_kindex_expect {
  * LP_ERR_IO, with *verdict set (verdict may be NULL). */
 lp_status lp_kindex_open(const char *path, const lp_kindex_expect *expect, lp_kgraph **out, lp_kindex_verdict *verdict,
                          lp_error *err);
+/* The same, saying in *info (may be NULL) whether a stamp was used or written. */
+lp_status lp_kindex_open_info(const char *path, const lp_kindex_expect *expect, lp_kgraph **out,
+                              lp_kindex_verdict *verdict, lp_kindex_info *info, lp_error *err);
 /* The same from bytes in memory (copied; tests and fuzzing). `name` names them in errors. */
 lp_status lp_kindex_open_mem(const void *buf, size_t n, const char *name, const lp_kindex_expect *expect, lp_kgraph **out,
                              lp_kindex_verdict *verdict, lp_error *err);
