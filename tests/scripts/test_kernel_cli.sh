@@ -17,7 +17,8 @@
 #    ftrace text (kgen) gives the same path as through CTF;
 #  - index: written, reused (same answer, from_index), stale (a trace file touched, in a
 #    copy), foreign (other traces, other clock option, not an index), corrupt (a byte
-#    flipped): refused with exit 8 / 8 / 8 / 5 and a message; `index --check`;
+#    flipped): refused with exit 8 / 8 / 8 / 5 and a message; `index --check`; the
+#    verification stamp used, --verify, a copied stamp vouching for nothing;
 #  - the activity-trace commands given a CTF directory or ftrace text: exit 5 naming
 #    `cp --thread`.
 # Skips (77) when ../shared/data is absent or CTF support was not built.
@@ -186,6 +187,16 @@ print(("ok" if ok else "FAIL") + " index reused: the same path (%d elements) fro
 sys.exit(0 if ok else 1)
 EOF
 "$lp" cp --thread 7421 --index "$idx" "$tmp/scp_dest" "$tmp/scp_src" | grep -q "mapped from the index" && ok "index text" || bad "index text"
+# the verification stamp: written with the index, used, --verify checks every byte anyway
+[ -s "$idx.verified" ] && ok "index stamp written" || bad "index stamp written"
+"$lp" cp --thread 7421 --index "$idx" "$tmp/scp_dest" "$tmp/scp_src" | grep -q "vouched for by its verification stamp" && ok "stamp used" || bad "stamp used"
+"$lp" cp --thread 7421 --verify --index "$idx" "$tmp/scp_dest" "$tmp/scp_src" | grep -q "every byte checked" && ok "--verify" || bad "--verify"
+"$lp" cp --thread 7421 --json --verify --index "$idx" "$tmp/scp_dest" "$tmp/scp_src" | grep -q '"index_checks":"full"' && ok "--verify json" || bad "--verify json"
+grep -q '"index_checks":"stamp"' "$tmp/b.json" && ok "stamp json" || bad "stamp json"
+cp "$idx" "$tmp/flip2.lpkx"; cp "$idx.verified" "$tmp/flip2.lpkx.verified" # a copy with a copied stamp
+printf '\x5a' | dd of="$tmp/flip2.lpkx" bs=1 seek=300 conv=notrunc 2> /dev/null
+expect_rc 5 "corrupt index with another file's stamp" "$lp" cp --thread 7421 --index "$tmp/flip2.lpkx" "$tmp/scp_dest" "$tmp/scp_src" && grep -q "corrupt" "$tmp/err" || bad "copied stamp vouched"
+[ ! -e "$tmp/flip2.lpkx.verified" ] && ok "a corrupt index loses its stamp" || bad "stamp kept on a corrupt index"
 expect_rc 8 "index with the other clock option" "$lp" cp --thread 7421 --no-sync --index "$idx" "$tmp/scp_dest" "$tmp/scp_src" && grep -q "foreign" "$tmp/err" || bad "no-sync message"
 expect_rc 8 "index of other traces" "$lp" cp --thread 7421 --index "$idx" "$tmp/scp_src" && grep -q "foreign" "$tmp/err" || bad "other traces message"
 head -c 4096 /dev/urandom > "$tmp/junk.lpkx"
