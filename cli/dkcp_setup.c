@@ -376,6 +376,10 @@ int dk_setup(dkcp *k)
     lp_dbuf_release(&b);
     if (!rc && k->D->rank == 0)
         rc = sum_parts(k, all, lens);
+    if (!rc && k->D->rank == 0 && !k->tot.nworkers) { /* as `cp --thread`: never a path of nothing */
+        cli_dist_err(k->D, "the kernel traces hold no thread (no scheduling events): there is nothing to analyse");
+        rc = LP_EXIT_EMPTY;
+    }
     lp_free(all);
     lp_free(lens);
     if (!rc && !(k->sent = lp_calloc(k->nh, 1)))

@@ -8,7 +8,8 @@
 #    VM3-0): equal again, and AL3 sends requests only to the ranks owning the thread's
 #    host and its one peer (per-rank counts from --stats --json), AL2 to every rank;
 #  - a host trace missing or corrupt: a clear error naming the rank and the file, never
-#    a hang (every mpirun under `timeout`).
+#    a hang (every mpirun under `timeout`);
+#  - traces without a thread: exit 9 "nothing to analyse" under every algorithm, as cp --thread.
 # Skips (77) when mpirun, the data or MPI in the build is absent.
 set -u
 lp=$1; src=$2
@@ -102,4 +103,14 @@ rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] || bad "a corrupt host trace: exit $rc"
 grep -q "rank 0: host trace 2 '$tmp/corrupt'" "$tmp/err" || bad "a corrupt host trace: no message naming rank 0 and the file: $(head -3 "$tmp/err")"
 [ $fail = 0 ] && echo "ok: a missing or corrupt host trace is an error naming its rank and file"
+
+# ---- traces without a thread: nothing to analyse (exit 9, as cp --thread), every algorithm ----
+printf '# tracer: nop\n#\n' > "$tmp/empty.ftrace"
+"$lp" cp --thread 1 "$tmp/empty.ftrace" "$tmp/empty.ftrace" > /dev/null 2>&1; want=$?
+[ $want = 9 ] || bad "cp --thread on traces without a thread: exit $want, not 9"
+for al in al1 al2 al3; do
+  mpi 2 --algo $al --thread 1 "$tmp/empty.ftrace" "$tmp/empty.ftrace" > "$tmp/o.txt" 2> "$tmp/err"; rc=$?
+  [ $rc = $want ] && grep -q "nothing to analyse" "$tmp/err" && ! [ -s "$tmp/o.txt" ] && echo "ok: $al on traces without a thread: exit $rc, nothing to analyse" ||
+    bad "$al on traces without a thread: exit $rc (cp --thread: $want): $(grep longpole "$tmp/err" | head -2)"
+done
 exit $fail
