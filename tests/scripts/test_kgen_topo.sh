@@ -9,8 +9,9 @@
 #  - all-to-all N = 3: hosts node-0..2; from every host's driver, the path crosses both
 #    other hosts; every packet matched, every clock synchronised;
 #  - when mpirun and MPI are there: `dist kcp` on the fan-out under AL2 and AL3 (4
-#    ranks) prints cp --thread's answer byte for byte, and AL3 asks every rank (each
-#    owns a host the path needs) once.
+#    ranks) prints cp --thread's answer byte for byte; AL3 asks every rank (each owns a
+#    host the path needs) once; AL2 sends every rank one request per round (the list of
+#    the round's dependencies), not one per dependency.
 # Skips (77) when the data or kgen is absent.
 set -u
 lp=$1; src=$2
@@ -95,16 +96,30 @@ if command -v mpirun > /dev/null; then
       cmp -s "$tmp/ref.txt" "$tmp/o.txt" || bad "dist kcp $al on the fan-out differs from cp --thread"
       mpi --algo $al --json --stats --thread 7417 --host VM1-0 "${fan[@]}" > "$tmp/$al.json" 2> /dev/null || bad "dist kcp $al --stats"
     done
-    python3 - "$tmp/al3.json" <<'PY' || fail=1
+    python3 - "$tmp/al2.json" "$tmp/al3.json" <<'PY' || fail=1
 import json, sys
-text = open(sys.argv[1]).read()
-_, end = json.JSONDecoder().raw_decode(text)
-d = json.loads(text[end:].strip())["distribution"]
-req = [r["requests"] for r in d["per_rank"]]
-if req != [1, 1, 1, 1]:
-    print("FAIL fan-out AL3: requests per rank %r, want [1, 1, 1, 1] (each rank owns one host the path needs)" % req)
+def dist(f):
+    text = open(f).read()
+    _, end = json.JSONDecoder().raw_decode(text)
+    return json.loads(text[end:].strip())["distribution"]
+a2, a3 = dist(sys.argv[1]), dist(sys.argv[2])
+r2 = [r["requests"] for r in a2["per_rank"]]
+r3 = [r["requests"] for r in a3["per_rank"]]
+errs = []
+if r3 != [1, 1, 1, 1]:
+    errs.append("AL3 requests per rank %r, want [1, 1, 1, 1] (each rank owns one host the path needs)" % r3)
+# AL2: the thread's host from its owner (rank 0), then one message per rank per round
+# listing the round's dependencies (the one round needs the 3 servers): [2, 1, 1, 1]
+if r2 != [2, 1, 1, 1] or a2["rounds"] != 2:
+    errs.append("AL2 requests per rank %r in %d rounds, want [2, 1, 1, 1] in 2 (one broadcast per round)" % (r2, a2["rounds"]))
+m2 = sum(r["query"]["msgs_sent"] for r in a2["per_rank"])
+m3 = sum(r["query"]["msgs_sent"] for r in a3["per_rank"])
+if m2 != 9 or m3 != 9:
+    errs.append("query messages AL2 %d, AL3 %d, want 9 and 9 (3 requests, 3 replies, 3 ends)" % (m2, m3))
+if errs:
+    print("FAIL fan-out: " + "; ".join(errs))
     sys.exit(1)
-print("ok fan-out: dist kcp al2, al3 = cp --thread; AL3 requests per rank %r" % req)
+print("ok fan-out: dist kcp al2, al3 = cp --thread; requests per rank AL2 %r, AL3 %r" % (r2, r3))
 PY
   else
     echo "note: built without MPI; dist kcp part skipped"
