@@ -21,6 +21,7 @@
 # Figures are from one run each (--stats --json); set-up = reading the hosts, the ECIs,
 # the merge at rank 0, the per-host graphs; query = the requests and replies. AL1 runs
 # once per N and topology. Every AL2/AL3 answer is compared with cp --thread's.
+# (bench/run.sh puts the machine line under the title.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${LP:?}" "${BUILD:?}" "${OUT:?}" "${WORK:?}"
@@ -81,8 +82,6 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 "$here/tables.py" "$WORK/res" "$TOPOS" "$NS" > "$WORK/tables.md"
 {
   echo "## Distributed thread critical path (longpole dist kcp, issue 14)"
-  echo
-  echo "Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM, $(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)."
   echo
   echo "Command: \`DIST_NS=\"$NS\" bench/run.sh build/longpole dist\` (bench/dist/run.sh, tables by bench/dist/tables.py), $(date -u '+%Y-%m-%d %H:%M UTC'); Open MPI $(mpirun --version 2>/dev/null | head -1 | awk '{print $NF}'), one rank per host, oversubscribed on $(nproc) cores, ranks under \`nice -n $NICE\` (another benchmark held the CPU); load average $load0 before, $load1 after."
   echo
