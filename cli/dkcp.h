@@ -32,7 +32,7 @@ typedef struct dkcp {
     const char *thread, *host;
     /* every rank */
     lp_ktrace *own;          /* [nh] hosts: this rank's with their events */
-    lp_hmap keys;            /* AL2: lp_keci_key of this rank's sends -> host + 1 */
+    lp_hmap keys;            /* AL2: lp_keci_key of this rank's sends -> host */
     uint8_t *sent;           /* [nh] hosts this rank has sent to rank 0 */
     lp_kmatch m;
     int have_m;

@@ -4,9 +4,11 @@
  * it has (a partial build: their parts exactly as in the whole graph). A dependency is a
  * matched packet whose other end is on a host rank 0 does not have and whose receive
  * woke a worker at a time the path covers on that worker: the path could follow its
- * link. Each round resolves the dependencies found: AL3 asks the one rank the merged ECI
- * names as the owner of the packet's sender; AL2 broadcasts the packet's key to every
- * rank, each of which answers (with the host that sent it, or with nothing). The path is
+ * link. Each round resolves the dependencies found: AL3 asks, for each sender host
+ * needed, the one rank the merged ECI names as its owner; AL2 (the paper's [2]) sends
+ * every rank one message per round listing the round's dependencies (one packet key per
+ * sender host needed), and each rank answers once (with the hosts of its own that sent
+ * them, or with nothing). The path is
  * computed again until no dependency is left: it is then the whole graph's path, since
  * every link it could follow is present.
  */
@@ -43,25 +45,32 @@ static int pack_reply(dkcp *k, const uint32_t *hosts, uint32_t n, lp_dbuf *out)
     return out->fail ? nomem(k) : 0;
 }
 
-/* The hosts a request asks this rank for: AL3 names one; AL2 gives a key. */
+/* The hosts a request asks this rank for (hosts[] has room for k->nh): AL3 names one;
+ * AL2 gives a list of keys (u32 count, then the keys), each naming the host that sent
+ * it if that host is this rank's. */
 static uint32_t answer(dkcp *k, int tag, const void *buf, size_t n, uint32_t *hosts)
 {
     lp_drd r = lp_drd_init(buf, n);
     uint64_t v;
+    uint32_t nh = 0;
     if (tag == DK_T_HOST) {
         uint32_t h = lp_drd_u32(&r);
-        if (!r.bad && h < k->nh && dk_host_is_mine(k, h) && !k->sent[h]) {
-            hosts[0] = h;
-            return 1;
-        }
+        if (!r.bad && h < k->nh && dk_host_is_mine(k, h) && !k->sent[h])
+            hosts[nh++] = h;
     } else if (tag == DK_T_KEY) {
-        uint64_t key = lp_drd_u64(&r);
-        if (!r.bad && lp_hmap_get(&k->keys, key, &v) && !k->sent[v]) {
-            hosts[0] = (uint32_t)v;
-            return 1;
+        uint32_t cnt = lp_drd_u32(&r);
+        for (uint32_t i = 0; i < cnt && !r.bad; i++) {
+            uint64_t key = lp_drd_u64(&r);
+            if (r.bad || !lp_hmap_get(&k->keys, key, &v) || k->sent[v])
+                continue;
+            int dup = 0;
+            for (uint32_t j = 0; j < nh && !dup; j++)
+                dup = hosts[j] == (uint32_t)v;
+            if (!dup && nh < k->nh)
+                hosts[nh++] = (uint32_t)v;
         }
     }
-    return 0;
+    return nh;
 }
 
 int dk_serve(dkcp *k)
@@ -79,12 +88,13 @@ int dk_serve(dkcp *k)
             lp_free(buf);
             return failed;
         }
-        uint32_t hosts[1];
-        uint32_t nh = answer(k, tag, buf, n, hosts);
+        uint32_t *hosts = lp_malloc((k->nh ? k->nh : 1) * sizeof *hosts);
+        uint32_t nh = hosts ? answer(k, tag, buf, n, hosts) : 0;
         lp_free(buf);
         k->nserved++;
         lp_dbuf b = {0};
-        int rc = pack_reply(k, hosts, nh, &b);
+        int rc = hosts ? pack_reply(k, hosts, nh, &b) : nomem(k);
+        lp_free(hosts);
         if (rc) { /* rank 0 waits for a reply: say it failed (it stops the query), then serve on */
             lp_dbuf_release(&b);
             lp_dbuf_u32(&b, UINT32_MAX);
@@ -135,11 +145,14 @@ static int request(dkcp *k, int to, int tag, const void *msg, size_t n)
     lp_error_clear(&err);
     k->req_to[to]++;
     if (to == 0) {
-        uint32_t hosts[1];
+        uint32_t *hosts = lp_malloc((k->nh ? k->nh : 1) * sizeof *hosts);
+        if (!hosts)
+            return nomem(k);
         uint32_t nh = answer(k, tag, msg, n, hosts);
         k->nserved++;
         lp_dbuf b = {0};
         int rc = pack_reply(k, hosts, nh, &b);
+        lp_free(hosts);
         if (!rc)
             rc = take_reply(k, b.p, b.n);
         lp_dbuf_release(&b);
@@ -177,8 +190,8 @@ static int fetch_owner(dkcp *k, uint32_t h)
     return rc;
 }
 
-/* AL2: broadcast the key of packet p's send to every rank; every rank answers. */
-static int fetch_broadcast(dkcp *k, uint64_t p)
+/* The key of packet p's send (what AL2 broadcasts). */
+static uint64_t send_key(const dkcp *k, uint64_t p)
 {
     const lp_kpacket *pk = &k->m.pk[p];
     const uint64_t *o = k->orig[pk->shost];
@@ -190,14 +203,41 @@ static int fetch_broadcast(dkcp *k, uint64_t p)
         else
             hi = mid;
     }
-    uint64_t key = lp_keci_key(&k->skel->host[pk->shost].ev[lo]);
+    return lp_keci_key(&k->skel->host[pk->shost].ev[lo]);
+}
+
+/* AL2: one message to every rank listing the round's dependencies (for each sender host
+ * needed, the key of its first packet the path could follow: u32 count, then the keys);
+ * every rank answers once. */
+static int fetch_broadcast(dkcp *k, const uint8_t *need, const uint32_t *tv)
+{
+    lp_dbuf msg = {0};
+    uint32_t cnt = 0;
+    lp_dbuf_u32(&msg, 0);
+    for (uint32_t h = 0; h < k->nh; h++) {
+        if (!need[h] || k->have[h])
+            continue;
+        for (uint64_t p = 0; p < k->m.npk; p++)
+            if (k->m.pk[p].shost == h && k->have[k->m.pk[p].rhost] && tv[p] != LP_NONE32) {
+                lp_dbuf_u64(&msg, send_key(k, p));
+                cnt++;
+                break;
+            }
+    }
+    if (msg.fail) {
+        lp_dbuf_release(&msg);
+        return nomem(k);
+    }
+    memcpy(msg.p, &cnt, 4); /* the count, in the byte order lp_dbuf_u32 wrote */
     int rc = 0;
     for (int r = 0; r < k->D->size && !rc; r++)
-        rc = request(k, r, DK_T_KEY, &key, 8);
+        rc = request(k, r, DK_T_KEY, msg.p, msg.n);
     for (int r = 1; r < k->D->size && !rc; r++)
         rc = collect(k, r);
-    if (!rc && !k->have[pk->shost]) /* a key two hosts of one rank share: ask its owner */
-        rc = fetch_owner(k, pk->shost);
+    lp_dbuf_release(&msg);
+    for (uint32_t h = 0; h < k->nh && !rc; h++) /* a key two hosts of one rank share: ask its owner */
+        if (need[h] && !k->have[h])
+            rc = fetch_owner(k, h);
     return rc;
 }
 
@@ -311,19 +351,13 @@ int dk_query(dkcp *k, cli_kquery *q, const char *from, const char *to, lp_kgraph
         if (!nd)
             break;
         k->ndeps += nd;
-        for (uint32_t h = 0; !rc && h < k->nh; h++) {
-            if (!need[h] || k->have[h])
-                continue;
-            if (k->algo == DK_AL3) {
-                rc = fetch_owner(k, h);
-                continue;
-            }
-            for (uint64_t p = 0; p < npk; p++) /* AL2: the first packet of h the path needs */
-                if (k->m.pk[p].shost == h && k->have[k->m.pk[p].rhost] && tv[p] != LP_NONE32) {
-                    rc = fetch_broadcast(k, p);
-                    break;
-                }
+        if (k->algo == DK_AL2) {
+            rc = fetch_broadcast(k, need, tv);
+            continue;
         }
+        for (uint32_t h = 0; !rc && h < k->nh; h++)
+            if (need[h] && !k->have[h])
+                rc = fetch_owner(k, h);
     }
     for (int r = 1; r < k->D->size; r++) /* the serving ranks stop */
         if (lp_dist_send(k->D->d, r, DK_T_DONE, "", 0, &err) && !rc)

@@ -15,6 +15,23 @@
  *       (TCP sequence numbers moved per copy alike on every host, so the copies'
  *       packets still match across hosts). Without --bytes, one copy.
  *
+ *   kgen ctf --fanout N | --alltoall N [--driver TID] OUTDIR CLIENT SERVER   the scp
+ *       session of two real hosts re-hosted as issue 14's topologies. The session is the
+ *       interval between the driver thread's fork of the child that talks TCP (scp_src:
+ *       test_scp, tid 7417, forks scp) and its next fork, on the client; on the server,
+ *       the same interval of the synchronised clock. --fanout N: host <client>-0 runs
+ *       N - 1 sessions one after the other (slot r shifted by r x the session's length,
+ *       its threads but the driver moved by r x 1,000,000), slot r with server
+ *       <server>-(r+1), which holds that session's server events; so the driver's path
+ *       crosses every server in turn. --alltoall N: hosts node-0..N-1 are each a client
+ *       (its CPUs first) and a server (CPUs after, threads moved by 500,000 more): in slot
+ *       r, node-c is the client of node-(c+1+r mod N) and the server of node-(c-1-r mod
+ *       N). Both ends of a session get the same sequence-number offset (session id x
+ *       65537) and the addresses of their generated hosts (10.0.0.g+1) in the socket
+ *       events, so a session's packets match on those two hosts only. A server CPU starts
+ *       each slot with the session's own first thread, so the readers infer one context
+ *       switch per slot boundary there (counted, as any lost switch).
+ *
  * stderr gets "events N bytes B skipped S" (ftrace) / "hosts H events N bytes B". The
  * text is what the kernel prints, field for field, so reading it back must give the
  * same normalised events for those types; likewise the CTF.
@@ -171,19 +188,29 @@ static lp_kev replica(const lp_kev *e, const shift *s, uint64_t r, uint64_t p)
     return x;
 }
 
+static int gen_topo(const lp_ktrace *kt, const char *out, unsigned n, int all, int32_t driver);
+
 static int gen_ctf(int argc, char **argv)
 {
     uint64_t want = 0;
-    unsigned pairs = 1;
+    unsigned pairs = 1, fanout = 0, alltoall = 0;
+    int32_t driver = 7417;
     int a = 2;
     for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
         if (!strcmp(argv[a], "--bytes"))
             want = strtoull(argv[a + 1], NULL, 10);
         else if (!strcmp(argv[a], "--pairs"))
             pairs = (unsigned)atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--fanout"))
+            fanout = (unsigned)atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--alltoall"))
+            alltoall = (unsigned)atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--driver"))
+            driver = atoi(argv[a + 1]);
     }
-    if (a + 1 >= argc || pairs < 1) {
-        fprintf(stderr, "usage: kgen ctf [--bytes N] [--pairs P] OUTDIR TRACE...\n");
+    if (a + 1 >= argc || pairs < 1 || fanout == 1 || alltoall == 1 || (fanout && alltoall) || fanout > 1000 ||
+        alltoall > 1000) {
+        fprintf(stderr, "usage: kgen ctf [--bytes N] [--pairs P | --fanout N | --alltoall N [--driver TID]] OUTDIR TRACE...\n");
         return 2;
     }
     const char *out = argv[a++];
@@ -196,6 +223,12 @@ static int gen_ctf(int argc, char **argv)
         return 1;
     }
     KT = kt;
+    if (fanout || alltoall) {
+        int rc = gen_topo(kt, out, fanout ? fanout : alltoall, alltoall != 0, driver);
+        lp_ktrace_free(kt);
+        lp_diags_release(&ds);
+        return rc;
+    }
     mkdir(out, 0755);
     int64_t span = 0;
     for (uint32_t h = 0; h < kt->nhosts; h++)
@@ -237,12 +270,207 @@ static int gen_ctf(int argc, char **argv)
     return rc;
 }
 
+/* ---- topologies: sequential sessions of one client/server pair, re-hosted ----------- */
+
+/* The session to replicate: on the client host, the interval [ws, we) between the
+ * driver's fork of the first child whose interval holds TCP sends and its next fork
+ * (the driver is running at both ends, so copies placed end to end continue it); on
+ * the server host, the same interval of the reference clock [ss, ss + we - ws). */
+typedef struct topo {
+    uint32_t ch, sh;         /* client and server host in kt */
+    int32_t driver;
+    int64_t ws, we, ss;
+    uint32_t caddr, saddr;   /* their IPv4 addresses (0: no socket address events) */
+} topo;
+
+static int is_inet(const lp_kev *e)
+{
+    return (e->type == LP_KEV_NET_SEND || e->type == LP_KEV_NET_RECV) && !(e->flags & LP_KNET_DEV);
+}
+
+static int find_window(const lp_ktrace *kt, topo *t)
+{
+    for (uint32_t h = 0; h < kt->nhosts; h++) {
+        const lp_khost *k = &kt->host[h];
+        int64_t start = INT64_MIN;
+        int sends = 0;
+        for (uint64_t i = 0; i < k->nev; i++) {
+            const lp_kev *e = &k->ev[i];
+            if (e->type == LP_KEV_PROCESS_FORK && e->tid == t->driver) {
+                if (start != INT64_MIN && sends) {
+                    t->ch = h, t->ws = start, t->we = e->ts;
+                    return 0;
+                }
+                start = e->ts, sends = 0;
+            } else if (start != INT64_MIN && e->type == LP_KEV_NET_SEND && is_inet(e))
+                sends++;
+        }
+        if (start != INT64_MIN && sends && k->nev) {
+            t->ch = h, t->ws = start, t->we = k->ev[k->nev - 1].ts + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The server host (the other one) and its interval, through the clocks the packets give;
+ * the hosts' addresses from the client's socket events in the session. */
+static int find_server(const lp_ktrace *kt, topo *t)
+{
+    if (kt->nhosts != 2)
+        return -1;
+    t->sh = 1 - t->ch;
+    lp_kmatch m;
+    lp_error err;
+    if (lp_kmatch_run(kt, &m, &err))
+        return -1;
+    int64_t oc = lp_kclock_apply(&m.clock[t->ch], t->ws) - t->ws;
+    int64_t os = lp_kclock_apply(&m.clock[t->sh], t->ws) - t->ws;
+    t->ss = t->ws + oc - os;
+    lp_kmatch_release(&m);
+    const lp_khost *k = &kt->host[t->ch];
+    for (uint64_t i = 0; i < k->nev && !t->caddr; i++) {
+        const lp_kev *e = &k->ev[i];
+        if (e->type == LP_KEV_SOCK_ADDR && e->ts >= t->ws && e->ts < t->we && e->a && e->b)
+            t->caddr = (uint32_t)e->a, t->saddr = (uint32_t)e->b;
+    }
+    return 0;
+}
+
+/* How a copy of the session is placed: time shift, tid shift (the driver and the idle
+ * thread keep theirs), key bits, the CPU offset, the sequence-number offset of its
+ * session, and the addresses of the generated hosts that play client and server. */
+typedef struct place {
+    int64_t dt;
+    int32_t dtid, driver;
+    uint64_t dkey;
+    uint32_t dcpu;
+    uint64_t dseq;
+    uint32_t from_c, from_s, to_c, to_s;
+} place;
+
+static int32_t PT(int32_t tid, const place *p)
+{
+    return tid > 0 && tid != p->driver ? tid + p->dtid : tid;
+}
+
+static uint32_t paddr(uint32_t a, const place *p)
+{
+    return a && a == p->from_c ? p->to_c : a && a == p->from_s ? p->to_s : a;
+}
+
+static lp_kev placed(const lp_kev *e, const place *p)
+{
+    lp_kev x = *e;
+    x.ts += p->dt;
+    x.cpu += p->dcpu;
+    x.tid = PT(x.tid, p);
+    x.tid2 = PT(x.tid2, p);
+    x.ctx_tid = PT(x.ctx_tid, p);
+    if (x.type == LP_KEV_PROCESS_FORK && x.a > 0 && x.a != p->driver)
+        x.a += p->dtid;
+    if (x.key)
+        x.key ^= p->dkey;
+    if (is_inet(&x)) {
+        x.a = (int64_t)(((uint64_t)x.a + p->dseq) & 0xffffffffu);
+        x.b = (int64_t)(((uint64_t)x.b + p->dseq) & 0xffffffffu);
+    }
+    if (x.type == LP_KEV_SOCK_ADDR) {
+        x.a = paddr((uint32_t)x.a, p);
+        x.b = paddr((uint32_t)x.b, p);
+    }
+    return x;
+}
+
+/* Generated host g's IPv4 address: 10.0.0.0 + g + 1 */
+static uint32_t gaddr(unsigned g) { return 0x0a000000u + g + 1; }
+
+/* Write the events of host h in [from, from + len) placed by p. */
+static int put_window(kctfw *w, const lp_ktrace *kt, uint32_t h, int64_t from, int64_t len, const place *p,
+                      uint64_t *events)
+{
+    const lp_khost *k = &kt->host[h];
+    for (uint64_t i = 0; i < k->nev; i++) {
+        const lp_kev *e = &k->ev[i];
+        if (e->ts < from || e->ts >= from + len)
+            continue;
+        lp_kev x = placed(e, p);
+        if (kctfw_event(w, kt, &x))
+            return -1;
+        ++*events;
+    }
+    return 0;
+}
+
+/* Generated host g of n: fan-out (all = 0) or all-to-all (all = 1). In slot r (r = 0 ..
+ * n - 2), all-to-all: host c is the client of host (c + 1 + r) mod n; fan-out: host 0 is
+ * the client of host r + 1. Session id r * n + c moves the sequence numbers of both ends
+ * alike. A host with both roles has the client's CPUs, then the server's, whose threads
+ * move by 500,000 more. */
+static int put_host(const lp_ktrace *kt, const topo *t, const char *out, unsigned g, unsigned n, int all,
+                    uint64_t *events, uint64_t *bytes)
+{
+    const lp_khost *kc = &kt->host[t->ch], *ks = &kt->host[t->sh];
+    int client = all || g == 0, server = all || g != 0;
+    char dir[4096], name[300];
+    if (all)
+        snprintf(name, sizeof name, "node-%u", g);
+    else
+        snprintf(name, sizeof name, "%s-%u", S(g ? ks->name : kc->name), g);
+    snprintf(dir, sizeof dir, "%s/%s", out, name);
+    kctfw *w = kctfw_open(dir, name, (client ? kc->ncpus : 0) + (server ? ks->ncpus : 0));
+    if (!w) {
+        fprintf(stderr, "kgen: cannot create %s\n", dir);
+        return -1;
+    }
+    int64_t len = t->we - t->ws;
+    int rc = 0;
+    for (unsigned r = 0; r + 1 < n && !rc; r++) {
+        unsigned s = all ? (g + 1 + r) % n : r + 1, c = all ? (g + n - 1 - r) % n : 0;
+        if (client) {
+            place p = {(int64_t)r * len, (int32_t)(r * 1000000), t->driver, (uint64_t)r << 48, 0,
+                       (uint64_t)(r * n + g) * 65537, t->caddr, t->saddr, gaddr(g), gaddr(s)};
+            rc = put_window(w, kt, t->ch, t->ws, len, &p, events);
+        }
+        if (!rc && server && (all || g == r + 1)) {
+            place p = {(int64_t)r * len + (t->ws - t->ss), (int32_t)(r * 1000000 + (client ? 500000 : 0)), -1,
+                       (uint64_t)r << 48 | 1ull << 47, client ? kc->ncpus : 0, (uint64_t)(r * n + c) * 65537,
+                       t->caddr, t->saddr, gaddr(c), gaddr(g)};
+            rc = put_window(w, kt, t->sh, t->ss, len, &p, events);
+        }
+    }
+    uint64_t b = 0;
+    if (kctfw_close(w, &b))
+        rc = -1;
+    *bytes += b;
+    return rc;
+}
+
+static int gen_topo(const lp_ktrace *kt, const char *out, unsigned n, int all, int32_t driver)
+{
+    topo t = {0};
+    t.driver = driver;
+    if (find_window(kt, &t) || find_server(kt, &t)) {
+        fprintf(stderr, "kgen: --%s needs two hosts, one where thread %d forks a child that sends TCP "
+                        "segments (scp_src + scp_dest: --driver 7417)\n", all ? "alltoall" : "fanout", driver);
+        return 2;
+    }
+    mkdir(out, 0755);
+    uint64_t events = 0, bytes = 0;
+    int rc = 0;
+    for (unsigned g = 0; g < n && !rc; g++)
+        rc = put_host(kt, &t, out, g, n, all, &events, &bytes);
+    fprintf(stderr, "hosts %u events %" PRIu64 " bytes %" PRIu64 " session %" PRId64 " ns (client %s, driver %d)\n",
+            n, events, bytes, t.we - t.ws, S(kt->host[t.ch].name), driver);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "ctf"))
         return gen_ctf(argc, argv);
     if (argc < 3 || strcmp(argv[1], "ftrace") != 0) {
-        fprintf(stderr, "usage: kgen ftrace [--bytes N] TRACE...\n       kgen ctf [--bytes N] [--pairs P] OUTDIR TRACE...\n");
+        fprintf(stderr, "usage: kgen ftrace [--bytes N] TRACE...\n       kgen ctf [--bytes N] [--pairs P | --fanout N | --alltoall N [--driver TID]] OUTDIR TRACE...\n");
         return 2;
     }
     uint64_t want = 0;
