@@ -13,7 +13,12 @@
  * a share f < threshold of what they were ready to use), p would run 1/f times faster at
  * most: h is also capped by 1/f there. Time R blocked it (a blocking resource) is removed. The
  * saving is computed in segment time (rounded bounds in slice mode) and applied to the
- * recorded duration as a ratio.
+ * recorded duration as a ratio. The walk: one pass over the leaves, every resource of a
+ * leaf at once; within a piece of its active time the instants only grow, so each other
+ * timeline is followed with a cursor instead of a search, and where the piece is whole
+ * slices of one grid shared by all its timelines (monitoring sampled together), each
+ * slice's headroom is computed once per resource and shared by every resource the leaf
+ * is bottlenecked on. tests/unit/grade10/test_g10_savings.c has the naive twin.
  *
  * Removing type T's imbalance: every set of T's instances under one parent (two or
  * more) gets the set's mean replayed span; a composite instance is scaled by scaling
@@ -36,19 +41,31 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
+/* One consumable resource of a leaf, with a cursor over its timeline. */
 typedef struct other {
     const lp_g10_tl *tl;
     uint8_t kind;
     double val;
+    uint32_t s0;         /* the segment holding the current piece's start (0 before the timeline) */
+    uint32_t cur;        /* cursor: the segment of the last instant looked up (from s0, forward) */
 } other;
 
-/* How much faster a phase could use resource `o` at instant t before it binds. */
-static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double th)
+/* The cursor of o moved forward to the segment holding t (bound[0] <= t < bound[nseg],
+ * t at or after the cursor's segment start): the same segment g10_seg_of finds, by a
+ * walk instead of a division or a search (the instants asked within a piece only grow). */
+static inline uint32_t seek(other *o, int64_t t)
 {
     const lp_g10_tl *tl = o->tl;
-    if (!tl->nseg || t < tl->bound[0] || t >= tl->bound[tl->nseg])
-        return INFINITY; /* not monitored there: nothing known to bind */
-    uint32_t s = g10_seg_of(a, tl, t);
+    uint32_t s = o->cur;
+    while (s + 1 < tl->nseg && tl->bound[s + 1] <= t)
+        s++;
+    return o->cur = s;
+}
+
+/* How much faster a phase could use resource `o` in its segment s before it binds. */
+static double headroom(const other *o, uint32_t s, double th)
+{
+    const lp_g10_tl *tl = o->tl;
     double K = tl->capacity, u = tl->u[s], x = tl->x[s];
     if (u >= th * K)
         return 1;
@@ -61,27 +78,30 @@ static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double t
     return share > 0 ? (share + K - u) / share : INFINITY;
 }
 
-/* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources;
- * on the slice grid [lo, hi) is one slice of every timeline. */
-static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th,
+/* Time saved in [lo, hi) (p bottlenecked on R = ot[skip] throughout) given its other
+ * resources (not monitored at an instant: nothing known to bind there); on the slice
+ * grid [lo, hi) is one slice of every timeline. */
+static double saved_in(const lp_g10_attr *a, other *ot, size_t no, size_t skip, int64_t lo, int64_t hi, double th,
                        double hmax)
 {
     double saved = 0;
+    int events = a->mode != LP_G10_SLICES;
     while (lo < hi) {
         int64_t next = hi;
         double h = hmax;
         for (size_t i = 0; i < no; i++) {
             const lp_g10_tl *tl = ot[i].tl;
-            if (a->mode == LP_G10_SLICES) {
-                /* aligned grids: nothing to cut */
-            } else if (tl->nseg && lo >= tl->bound[0] && lo < tl->bound[tl->nseg]) {
-                int64_t b = tl->bound[g10_seg_of(a, tl, lo) + 1];
-                if (b < next)
-                    next = b;
-            } else if (tl->nseg && lo < tl->bound[0] && tl->bound[0] < next) {
-                next = tl->bound[0];
+            if (i == skip || !tl->nseg || lo >= tl->bound[tl->nseg])
+                continue;
+            if (lo < tl->bound[0]) {
+                if (events && tl->bound[0] < next)
+                    next = tl->bound[0];
+                continue;
             }
-            double hr = headroom(a, &ot[i], lo, th);
+            uint32_t s = seek(&ot[i], lo);
+            if (events && tl->bound[s + 1] < next)
+                next = tl->bound[s + 1];
+            double hr = headroom(&ot[i], s, th);
             if (hr < h)
                 h = hr;
         }
@@ -97,8 +117,98 @@ typedef struct leafuse {
     size_t i;            /* index in a->use[r] */
 } leafuse;
 
+/* Every cursor of ot at the start t of a piece (timelines cut alike, as monitoring
+ * sampled together usually is, share one lookup). */
+static void cursors_at(const lp_g10_attr *a, other *ot, size_t no, int64_t t)
+{
+    for (size_t i = 0; i < no; i++) {
+        const lp_g10_tl *tl = ot[i].tl, *pt = i ? ot[i - 1].tl : NULL;
+        uint32_t s = 0;
+        if (pt && tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
+            tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] && a->mode == LP_G10_SLICES)
+            s = ot[i - 1].s0; /* the same slice grid and ends: the same segment */
+        else if (tl->nseg && t >= tl->bound[tl->nseg])
+            s = tl->nseg - 1;
+        else if (tl->nseg && t > tl->bound[0])
+            s = g10_seg_of(a, tl, t);
+        ot[i].s0 = ot[i].cur = s;
+    }
+}
+
+/* d / slice when d is a whole number (>= 1) of slices, else 0; the quotient guessed in
+ * floating point and checked in integers (a division only when the guess cannot be). */
+static int64_t whole_slices(int64_t d, int64_t slice)
+{
+    if (d <= 0)
+        return 0;
+    int64_t k = (int64_t)((double)d / (double)slice + 0.5), p;
+    if (k > 0 && k < ((int64_t)1 << 50) && !__builtin_mul_overflow(k, slice, &p))
+        return p == d ? k : 0;
+    return d % slice ? 0 : d / slice;
+}
+
+/* Is R = ot[j] bottlenecked in its segment s (saturated, or p at its Exact demand), or
+ * contended (*cont)? */
+static inline int bn_at(const other *o, uint32_t s, double th, int *cont)
+{
+    const lp_g10_tl *tl = o->tl;
+    int bn = tl->u[s] >= th * tl->capacity || (o->kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
+    *cont = !bn && tl->f && tl->f[s] < th;
+    return bn || *cont;
+}
+
+/* The most a leaf contended on R in segment s could speed up (1/f), unbounded where not. */
+static inline double hmax_at(const lp_g10_tl *tl, uint32_t s, int cont)
+{
+    return cont ? 1 / (tl->f[s] > 0 ? tl->f[s] : 1e-9) : INFINITY;
+}
+
+/* Slice mode: is piece [ps, pe) n whole slices of the grid of every timeline in ot (the
+ * slice i of the piece segment s0 + i of each, cursors_at done)? Then the walk below
+ * gives the same sums as saved_in slice by slice: every timeline is cut at the same
+ * instants, each slice one segment of each. */
+static int piece_on_grid(const lp_g10_attr *a, const other *ot, size_t no, int64_t ps, int64_t pe, uint32_t *n)
+{
+    int64_t k = a->mode == LP_G10_SLICES ? whole_slices(pe - ps, a->slice_ns) : 0;
+    if (!k)
+        return 0;
+    for (size_t i = 0; i < no; i++) {
+        const lp_g10_tl *tl = ot[i].tl;
+        uint32_t s0 = ot[i].s0;
+        if (!tl->nseg || s0 < tl->lead || k > (int64_t)tl->nseg - s0 || tl->bound[s0] != ps ||
+            tl->bound[s0 + k] != pe || tl->bound[s0 + k] - tl->grid0 != (int64_t)(s0 + k - tl->lead) * a->slice_ns)
+            return 0;
+    }
+    *n = (uint32_t)k;
+    return 1;
+}
+
+/* The savings of piece [ps, pe) on the grid (piece_on_grid): per slice, every resource's
+ * headroom once, then for each resource the leaf is bottlenecked on, the least of the
+ * others'. */
+static void piece_savings_grid(const lp_g10_attr *a, const other *ot, size_t no, const int *isbn, uint32_t n,
+                               double th, double *saved)
+{
+    double hr[64];
+    double len = (double)a->slice_ns;
+    for (uint32_t i = 0; i < n; i++) {
+        for (size_t o = 0; o < no; o++)
+            hr[o] = headroom(&ot[o], ot[o].s0 + i, th);
+        for (size_t j = 0; j < no; j++) {
+            int cont;
+            if (!isbn[j] || !bn_at(&ot[j], ot[j].s0 + i, th, &cont))
+                continue;
+            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont);
+            for (size_t o = 0; o < no; o++)
+                if (o != j && hr[o] < h)
+                    h = hr[o];
+            saved[j] += len * (isinf(h) ? 1.0 : 1.0 - 1.0 / h);
+        }
+    }
+}
+
 /* Time leaf p would save without resource lu[k]'s bottleneck, in segment time, for
- * every k (0 where it is not bottlenecked). Its pieces are computed once. */
+ * every k (0 where it is not bottlenecked). */
 static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, double *out)
 {
     const lp_g10_model *m = a->m;
@@ -116,39 +226,44 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
         uint8_t kind;
         double val = lp_g10_rule_of(m, a->x->type[p], lu[k].r, a->tl[u->tl].capacity, &kind);
         mine[no] = k;
-        ot[no++] = (other){&a->tl[u->tl], kind, val};
+        ot[no].tl = &a->tl[u->tl], ot[no].kind = kind, ot[no].val = val;
+        no++;
     }
     if (!need)
         return;
     const int64_t *ps, *pe;
     size_t npc = g10_leaf_pieces(a, p, &ps, &pe);
-    double th = m->bottleneck * (1 - 1e-12);
-    for (size_t j = 0; j < no; j++) {
-        const lp_g10_use *u = &a->use[lu[mine[j]].r][lu[mine[j]].i];
-        if (u->bn_ns <= 0)
+    double th = m->bottleneck * (1 - 1e-12), saved[64];
+    int isbn[64];
+    for (size_t j = 0; j < no; j++)
+        saved[j] = 0, isbn[j] = a->use[lu[mine[j]].r][lu[mine[j]].i].bn_ns > 0;
+    for (size_t k = 0; k < npc; k++) {
+        cursors_at(a, ot, no, ps[k]);
+        uint32_t n;
+        if (piece_on_grid(a, ot, no, ps[k], pe[k], &n)) {
+            piece_savings_grid(a, ot, no, isbn, n, th, saved);
             continue;
-        const lp_g10_tl *tl = ot[j].tl;
-        other rest[64]; /* the other resources */
-        size_t nr = 0;
-        for (size_t q = 0; q < no; q++)
-            if (q != j)
-                rest[nr++] = ot[q];
-        double saved = 0;
-        for (size_t k = 0; k < npc; k++) {
+        }
+        for (size_t j = 0; j < no; j++) {
+            if (!isbn[j])
+                continue;
+            const lp_g10_tl *tl = ot[j].tl;
+            for (size_t q = 0; q < no; q++) /* the others' cursors back to the piece's start */
+                ot[q].cur = ot[q].s0;
             int64_t lo = ps[k] > tl->bound[0] ? ps[k] : tl->bound[0];
             int64_t hi = pe[k] < tl->bound[tl->nseg] ? pe[k] : tl->bound[tl->nseg];
-            for (uint32_t s = lo < hi ? g10_seg_of(a, tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
-                int bn = tl->u[s] >= th * tl->capacity ||
-                         (ot[j].kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
-                int cont = !bn && tl->f && tl->f[s] < th; /* contended: at most 1/f faster */
-                if (!bn && !cont)
+            for (uint32_t s = lo < hi ? ot[j].s0 : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
+                int cont; /* contended: at most 1/f faster */
+                if (!bn_at(&ot[j], s, th, &cont))
                     continue;
                 int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
-                saved += saved_in(a, rest, nr, a0, a1, th, cont ? 1 / (tl->f[s] > 0 ? tl->f[s] : 1e-9) : INFINITY);
+                saved[j] += saved_in(a, ot, no, j, a0, a1, th, hmax_at(tl, s, cont));
             }
         }
-        out[mine[j]] = saved;
     }
+    for (size_t j = 0; j < no; j++)
+        if (isbn[j])
+            out[mine[j]] = saved[j];
 }
 
 /* For every resource r and every use i of it, the time saved without r's bottleneck:
@@ -191,11 +306,13 @@ static void apply_savings(const lp_g10_attr *a, uint32_t r, const double *saved,
     const lp_g10_exec *x = a->x;
     *changed = 0;
     for (size_t i = 0; i < a->nuse[r]; i++) {
+        if (!(saved[i] > 0))
+            continue;
         uint32_t p = a->use[r][i].phase;
         int64_t S, E;
         int wid;
         g10_bounds(a, p, &S, &E, &wid);
-        if (!(saved[i] > 0) || E <= S)
+        if (E <= S)
             continue;
         double keep = 1 - saved[i] / (double)(E - S);
         int64_t d = x->end[p] - x->start[p];
