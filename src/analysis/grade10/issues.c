@@ -266,19 +266,41 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
             out[mine[j]] = saved[j];
 }
 
-/* For every resource r and every use i of it, the time saved without r's bottleneck:
- * saved[r][i]. One sweep over the leaves with a cursor per resource (each use array is
- * read once, in order). */
-static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err)
+/* The leaves one resource's bottleneck removal shortens, with their new durations, in
+ * leaf order (few, next to the leaves: no array over every use). */
+typedef struct shortened {
+    uint32_t p;
+    int64_t dur;
+} shortened;
+typedef struct shortlist {
+    shortened *v;
+    size_t n, cap;
+} shortlist;
+
+/* Leaf p's duration once `saved` (segment time) is removed from it, or -1 if unchanged. */
+static int64_t shortened_dur(const lp_g10_attr *a, uint32_t p, double saved)
+{
+    const lp_g10_exec *x = a->x;
+    int64_t S, E;
+    int wid;
+    g10_bounds(a, p, &S, &E, &wid);
+    if (E <= S)
+        return -1;
+    double keep = 1 - saved / (double)(E - S);
+    int64_t d = x->end[p] - x->start[p];
+    int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
+    return nd < d ? nd : -1;
+}
+
+/* For every resource r, the leaves shortened without r's bottleneck: sl[r]. One sweep
+ * over the leaves with a cursor per resource (each use array is read once, in order). */
+static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
 {
     const lp_g10_model *m = a->m;
     size_t *cur = lp_calloc(m->nres + 1, sizeof *cur);
     leafuse lu[64];
     double out[64];
     lp_status st = cur ? LP_OK : nomem(err);
-    for (uint32_t r = 0; r < m->nres && !st; r++)
-        if (!(saved[r] = lp_calloc(a->nuse[r] + 1, sizeof *saved[r])))
-            st = nomem(err);
     for (uint32_t p = 0; p < a->x->n && !st; p++) {
         if (!lp_g10_is_leaf(a->x, p))
             continue;
@@ -293,51 +315,36 @@ static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err
         if (!any)
             continue;
         leaf_savings(a, p, lu, nl, out);
-        for (size_t k = 0; k < nl; k++)
-            saved[lu[k].r][lu[k].i] = out[k];
+        for (size_t k = 0; k < nl && !st; k++) {
+            int64_t nd = out[k] > 0 ? shortened_dur(a, p, out[k]) : -1;
+            shortlist *l = &sl[lu[k].r];
+            if (nd < 0)
+                continue;
+            if (lp_grow_at(&l->v, &l->cap, l->n + 1, sizeof *l->v))
+                st = nomem(err);
+            else
+                l->v[l->n++] = (shortened){p, nd};
+        }
     }
     lp_free(cur);
     return st;
 }
 
-/* Leaf durations with resource r's bottleneck removed, from the savings. */
-static void apply_savings(const lp_g10_attr *a, uint32_t r, const double *saved, int64_t *dur, uint64_t *changed)
+static void free_savings(const lp_g10_attr *a, shortlist *sl)
 {
-    const lp_g10_exec *x = a->x;
-    *changed = 0;
-    for (size_t i = 0; i < a->nuse[r]; i++) {
-        if (!(saved[i] > 0))
-            continue;
-        uint32_t p = a->use[r][i].phase;
-        int64_t S, E;
-        int wid;
-        g10_bounds(a, p, &S, &E, &wid);
-        if (E <= S)
-            continue;
-        double keep = 1 - saved[i] / (double)(E - S);
-        int64_t d = x->end[p] - x->start[p];
-        int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
-        if (nd < d) {
-            dur[p] = nd;
-            ++*changed;
-        }
-    }
-}
-
-static void free_savings(const lp_g10_attr *a, double **saved)
-{
-    for (uint32_t r = 0; saved && r < a->m->nres; r++)
-        lp_free(saved[r]);
-    lp_free(saved);
+    for (uint32_t r = 0; sl && r < a->m->nres; r++)
+        lp_free(sl[r].v);
+    lp_free(sl);
 }
 
 lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *dur, uint64_t *changed, lp_error *err)
 {
-    double **saved = lp_calloc(a->m->nres + 1, sizeof *saved);
-    lp_status st = saved ? all_savings(a, saved, err) : nomem(err);
-    if (!st)
-        apply_savings(a, r, saved[r], dur, changed);
-    free_savings(a, saved);
+    shortlist *sl = lp_calloc(a->m->nres + 1, sizeof *sl);
+    lp_status st = sl ? all_savings(a, sl, err) : nomem(err);
+    *changed = 0;
+    for (size_t i = 0; !st && i < sl[r].n; i++)
+        dur[sl[r].v[i].p] = sl[r].v[i].dur, ++*changed;
+    free_savings(a, sl);
     return st;
 }
 
@@ -385,14 +392,18 @@ static int cmp_i64(const void *p, const void *q)
 }
 
 /* Outliers of the set of `type` under parent p: scaled down into dur; counted into v and
- * their key values into keys (exec strs -> count). sp: scratch of the set's size. */
+ * their key values into keys (exec strs -> count). *spp: scratch, grown to the set's size. */
 static lp_status set_outliers(const lp_g10_exec *x, uint32_t p, uint32_t type, const int64_t *span, int64_t *dur,
-                              int64_t *sp, lp_hmap *keys, lp_g10_issue *v, lp_error *err)
+                              int64_t **spp, size_t *cap, lp_hmap *keys, lp_g10_issue *v, lp_error *err)
 {
     size_t k = 0;
     for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c])
-        if (x->type[c] == type)
-            sp[k++] = span[c];
+        if (x->type[c] == type) {
+            if (lp_grow_at(spp, cap, k + 1, sizeof **spp))
+                return nomem(err);
+            (*spp)[k++] = span[c];
+        }
+    int64_t *sp = *spp;
     if (k < 3)
         return LP_OK;
     qsort(sp, k, sizeof *sp, cmp_i64);
@@ -427,16 +438,15 @@ lp_status lp_g10_without_outliers(const lp_g10_exec *x, uint32_t type, const int
 {
     v->phases = v->instances = v->key_count = 0;
     v->key = LP_STR_NONE;
-    int64_t *sp = lp_malloc(((size_t)x->n + 1) * sizeof *sp);
+    int64_t *sp = NULL; /* scratch: the spans of one set */
+    size_t cap = 0;
     lp_hmap keys;
-    lp_status st = sp ? lp_hmap_init(&keys, 16, err) : nomem(err);
-    if (st) {
-        lp_free(sp);
+    lp_status st = lp_hmap_init(&keys, 16, err);
+    if (st)
         return st;
-    }
     for (uint32_t p = 0; p < x->n && !st; p++)
         if (x->size[p] > 1 && x->m->type[type].parent == x->type[p])
-            st = set_outliers(x, p, type, span, dur, sp, &keys, v, err);
+            st = set_outliers(x, p, type, span, dur, &sp, &cap, &keys, v, err);
     for (uint32_t i = 0; !st && i < x->n; i++) { /* the most common key, first in instance order on ties */
         uint64_t n;
         if (x->type[i] == type && x->key[i] != LP_STR_NONE && lp_hmap_get(&keys, x->key[i], &n) && n > v->key_count)
@@ -466,7 +476,18 @@ static lp_status push(lp_g10_issues *is, size_t *cap, lp_g10_issue v, lp_error *
     return LP_OK;
 }
 
-/* One candidate: replay the changed durations, record the gain. */
+/* One candidate with v.saved_ns set: replay the changed durations, record the gain. */
+static lp_status replayed(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *dur,
+                          lp_error *err)
+{
+    v.makespan = lp_g10_replay_run(rp, dur, NULL, NULL);
+    v.gain_ns = is->baseline - v.makespan;
+    v.gain = is->baseline > 0 ? (double)v.gain_ns / (double)is->baseline : 0;
+    v.reported = v.gain_ns > 0 && v.gain >= is->threshold;
+    return push(is, cap, v, err);
+}
+
+/* One candidate: the time its changed durations remove, then replayed. */
 static lp_status candidate(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
                            const int64_t *dur, lp_error *err)
 {
@@ -475,11 +496,7 @@ static lp_status candidate(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp
     for (uint32_t i = 0; i < x->n; i++)
         if (x->size[i] == 1)
             v.saved_ns += base[i] - dur[i];
-    v.makespan = lp_g10_replay_run(rp, dur, NULL, NULL);
-    v.gain_ns = is->baseline - v.makespan;
-    v.gain = is->baseline > 0 ? (double)v.gain_ns / (double)is->baseline : 0;
-    v.reported = v.gain_ns > 0 && v.gain >= is->threshold;
-    return push(is, cap, v, err);
+    return replayed(rp, is, cap, v, dur, err);
 }
 
 lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err)
@@ -493,29 +510,37 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     lp_status st = lp_g10_replay_init(&rp, x, err);
     if (st)
         return st;
-    int64_t *base = lp_calloc(x->n, sizeof *base), *dur = lp_malloc(x->n * sizeof *dur);
-    int64_t *rs = lp_malloc(x->n * sizeof *rs), *re = lp_malloc(x->n * sizeof *re);
+    /* three arrays over the instances (fresh memory is slow to touch on some machines):
+     * the recorded durations, the baseline's spans, and the candidates' durations (which
+     * first hold the baseline's ends) */
+    int64_t *base = lp_malloc(x->n * sizeof *base), *rs = lp_malloc(x->n * sizeof *rs);
+    int64_t *dur = lp_malloc(x->n * sizeof *dur);
     size_t cap = 0;
-    if (!base || !dur || !rs || !re)
+    if (!base || !dur || !rs)
         st = nomem(err);
     for (uint32_t i = 0; !st && i < x->n; i++)
         base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
     if (!st) {
-        out->baseline = lp_g10_replay_run(&rp, base, rs, re);
+        out->baseline = lp_g10_replay_run(&rp, base, rs, dur);
         for (uint32_t i = 0; i < x->n; i++)
-            rs[i] = re[i] - rs[i]; /* the baseline's spans */
+            rs[i] = dur[i] - rs[i]; /* the baseline's spans */
     }
-    double **saved = st ? NULL : lp_calloc(m->nres + 1, sizeof *saved);
+    shortlist *sl = st ? NULL : lp_calloc(m->nres + 1, sizeof *sl);
     if (!st)
-        st = saved ? all_savings(a, saved, err) : nomem(err);
-    for (uint32_t r = 0; !st && r < m->nres; r++) {
+        st = sl ? all_savings(a, sl, err) : nomem(err);
+    if (!st)
         memcpy(dur, base, x->n * sizeof *dur);
+    for (uint32_t r = 0; !st && r < m->nres; r++) { /* dur is base outside the candidate */
         lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
-        apply_savings(a, r, saved[r], dur, &v.phases);
+        for (size_t i = 0; i < sl[r].n; i++)
+            dur[sl[r].v[i].p] = sl[r].v[i].dur, v.saved_ns += base[sl[r].v[i].p] - sl[r].v[i].dur;
+        v.phases = sl[r].n;
         if (v.phases)
-            st = candidate(&rp, out, &cap, v, base, dur, err);
+            st = replayed(&rp, out, &cap, v, dur, err);
+        for (size_t i = 0; i < sl[r].n; i++)
+            dur[sl[r].v[i].p] = base[sl[r].v[i].p];
     }
-    free_savings(a, saved);
+    free_savings(a, sl);
     for (uint32_t t = 1; !st && t < m->ntypes; t++) {
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;
@@ -530,7 +555,7 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     }
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);
-    lp_free(base), lp_free(dur), lp_free(rs), lp_free(re);
+    lp_free(base), lp_free(dur), lp_free(rs);
     lp_g10_replay_release(&rp);
     if (st)
         lp_g10_issues_release(out);
