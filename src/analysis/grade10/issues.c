@@ -48,6 +48,7 @@ typedef struct other {
     double val;
     uint32_t s0;         /* the segment holding the current piece's start (0 before the timeline) */
     uint32_t cur;        /* cursor: the segment of the last instant looked up (from s0, forward) */
+    int same;            /* slice mode: cut exactly as the previous one in the list (same bounds) */
 } other;
 
 /* The cursor of o moved forward to the segment holding t (bound[0] <= t < bound[nseg],
@@ -124,9 +125,11 @@ static void cursors_at(const lp_g10_attr *a, other *ot, size_t no, int64_t t)
     for (size_t i = 0; i < no; i++) {
         const lp_g10_tl *tl = ot[i].tl, *pt = i ? ot[i - 1].tl : NULL;
         uint32_t s = 0;
-        if (pt && tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
-            tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] && a->mode == LP_G10_SLICES)
-            s = ot[i - 1].s0; /* the same slice grid and ends: the same segment */
+        ot[i].same = pt && tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
+                     tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] &&
+                     a->mode == LP_G10_SLICES;
+        if (ot[i].same)
+            s = ot[i - 1].s0; /* the same slice grid and ends: the same bounds, the same segment */
         else if (tl->nseg && t >= tl->bound[tl->nseg])
             s = tl->nseg - 1;
         else if (tl->nseg && t > tl->bound[0])
@@ -175,6 +178,8 @@ static int piece_on_grid(const lp_g10_attr *a, const other *ot, size_t no, int64
     for (size_t i = 0; i < no; i++) {
         const lp_g10_tl *tl = ot[i].tl;
         uint32_t s0 = ot[i].s0;
+        if (ot[i].same)
+            continue; /* checked with the previous one */
         if (!tl->nseg || s0 < tl->lead || k > (int64_t)tl->nseg - s0 || tl->bound[s0] != ps ||
             tl->bound[s0 + k] != pe || tl->bound[s0 + k] - tl->grid0 != (int64_t)(s0 + k - tl->lead) * a->slice_ns)
             return 0;
@@ -226,7 +231,7 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
         uint8_t kind;
         double val = lp_g10_rule_of(m, a->x->type[p], lu[k].r, a->tl[u->tl].capacity, &kind);
         mine[no] = k;
-        ot[no].tl = &a->tl[u->tl], ot[no].kind = kind, ot[no].val = val;
+        ot[no].tl = &a->tl[u->tl], ot[no].kind = kind, ot[no].val = val, ot[no].same = 0;
         no++;
     }
     if (!need)
@@ -310,6 +315,9 @@ static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
             if (cur[r] < a->nuse[r] && a->use[r][cur[r]].phase == p) {
                 any |= a->use[r][cur[r]].bn_ns > 0;
                 lu[nl++] = (leafuse){r, cur[r]++};
+                if (cur[r] + 12 < a->nuse[r]) /* a dozen leaves ahead: with the timelines walked
+                                                 too, the hardware loses these streams */
+                    __builtin_prefetch(&a->use[r][cur[r] + 12]);
             }
         }
         if (!any)
