@@ -290,8 +290,8 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
     for (uint32_t t = 0; t < nt; t++) {
         if (first[t] == first[t + 1])
             continue;
-        uint8_t kind = ph->kind[order[first[t]]];
-        double val = ph->val[order[first[t]]];
+        uint8_t kind;
+        double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
         for (uint32_t h = first[t]; h < first[t + 1]; h++) {
             uint32_t i = order[h];
             for (uint32_t k = w->poff[i]; k < w->poff[i + 1]; k++) {
@@ -402,7 +402,9 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
     double total = 0;
     for (size_t i = 0; i < ph->n; i++) {
         uint32_t p = ph->phase[i], t = x->type[p];
-        int exact = ph->kind[i] == LP_G10_RULE_EXACT;
+        uint8_t kind;
+        double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
+        int exact = kind == LP_G10_RULE_EXACT;
         double used = 0;
         int64_t bn = 0, bg_ns = 0, bl_ns = 0;
         for (uint32_t q = w->poff[i]; q < w->poff[i + 1]; q++) {
@@ -416,7 +418,7 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
                 bn += PG[s1] - PG[s0];
             }
         }
-        used *= ph->val[i];
+        used *= val;
         total += used;
         a->use[tl->res][ph->slot[i]] = (lp_g10_use){p, k, used, bn};
         lp_g10_tstat *st = &ts[t];

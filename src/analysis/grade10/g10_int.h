@@ -119,12 +119,11 @@ static inline uint32_t g10_seg_of(const lp_g10_attr *a, const lp_g10_tl *tl, int
     return (uint32_t)l;
 }
 
-/* The leaf phases whose demand falls on one timeline. */
+/* The leaf phases whose demand falls on one timeline (each one's rule, Exact or
+ * Variable, and its value: lp_g10_rule_of with the timeline's capacity). */
 typedef struct g10_tlphases {
     uint32_t *phase;     /* exec instance */
     uint32_t *slot;      /* index in a->use[res] */
-    double *val;         /* absolute exact demand, or variable weight */
-    uint8_t *kind;       /* LP_G10_RULE_EXACT or LP_G10_RULE_VARIABLE */
     size_t n, cap;
 } g10_tlphases;
 
