@@ -129,7 +129,7 @@ typedef struct g10_tlphases {
 
 /* Scratch buffers reused from one timeline to the next by one thread (fresh memory is
  * slow to touch on some machines: a timeline's temporaries are as big as its arrays). */
-enum { SC_IV, SC_WIN, SC_POFF, SC_PS, SC_PE, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
+enum { SC_IV, SC_WIN, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
        SC_PU, SC_EF, SC_N };
 typedef struct g10_scratch {
     void *buf[SC_N];
