@@ -149,4 +149,30 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
                        const lp_g10_data *d, const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc,
                        lp_error *err);
 
+/* ---- incremental replay (respan.c) --------------------------------------------------- */
+
+/* Makespans of candidates that change some leaves of a baseline, from the spans of
+ * their ancestors only (the spans of the others are the baseline's). */
+typedef struct g10_respan {
+    const lp_g10_exec *x;
+    const int64_t *base;     /* [n] the baseline replay's spans (end - start) */
+    int64_t *span;           /* [n] the candidate's span of each recomputed composite */
+    uint32_t *stamp;         /* [n] == gen: recomputed for the current candidate */
+    uint32_t gen;
+    uint32_t *tstamp;        /* [ntypes] per-type state of the parent being evaluated */
+    int64_t *tmax, *tlast;   /* [ntypes] the latest end, and the last one, of each type's children */
+    uint32_t tgen;
+    uint32_t *dirty;         /* the composites to recompute */
+    size_t ndirty, capdirty;
+} g10_respan;
+
+/* *usable = 0 (and nothing allocated) when under some parent the recorded order of the
+ * children is not a topological order of the model's `after` clauses: replay the DAG. */
+lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *base_span, int *usable, lp_error *err);
+void g10_respan_release(g10_respan *rs);
+/* The makespan with leaf durations dur (equal to the baseline's but for the leaves in
+ * changed[0, nchanged), in any order, repeats allowed). */
+lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *changed, size_t nchanged,
+                         int64_t *makespan, lp_error *err);
+
 #endif

@@ -484,27 +484,48 @@ static lp_status push(lp_g10_issues *is, size_t *cap, lp_g10_issue v, lp_error *
     return LP_OK;
 }
 
-/* One candidate with v.saved_ns set: replay the changed durations, record the gain. */
-static lp_status replayed(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *dur,
+/* The replays of the candidates: the DAG's (replay.c), or, when the run allows it, the
+ * spans above the changed leaves only (respan.c). */
+typedef struct replayer {
+    lp_g10_replay rp;
+    g10_respan rs;
+    int incremental;
+    uint32_t *changed;   /* [n] scratch: the leaves a candidate changed */
+    size_t nchanged;
+} replayer;
+
+/* One candidate with v.saved_ns set and its changed leaves listed: replay the changed
+ * durations, record the gain. */
+static lp_status replayed(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *dur,
                           lp_error *err)
 {
-    v.makespan = lp_g10_replay_run(rp, dur, NULL, NULL);
+    if (!R->incremental)
+        v.makespan = lp_g10_replay_run(&R->rp, dur, NULL, NULL);
+    else {
+        lp_status st = g10_respan_run(&R->rs, dur, R->changed, R->nchanged, &v.makespan, err);
+        if (st)
+            return st;
+    }
     v.gain_ns = is->baseline - v.makespan;
     v.gain = is->baseline > 0 ? (double)v.gain_ns / (double)is->baseline : 0;
     v.reported = v.gain_ns > 0 && v.gain >= is->threshold;
     return push(is, cap, v, err);
 }
 
-/* One candidate: the time its changed durations remove, then replayed. */
-static lp_status candidate(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
+/* One candidate: the time its changed durations remove and the leaves they change,
+ * then replayed. */
+static lp_status candidate(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
                            const int64_t *dur, lp_error *err)
 {
-    const lp_g10_exec *x = rp->x;
+    const lp_g10_exec *x = R->rp.x;
     v.saved_ns = 0;
+    R->nchanged = 0;
     for (uint32_t i = 0; i < x->n; i++)
-        if (x->size[i] == 1)
+        if (x->size[i] == 1 && dur[i] != base[i]) {
             v.saved_ns += base[i] - dur[i];
-    return replayed(rp, is, cap, v, dur, err);
+            R->changed[R->nchanged++] = i;
+        }
+    return replayed(R, is, cap, v, dur, err);
 }
 
 lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err)
@@ -514,8 +535,9 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     memset(out, 0, sizeof *out);
     out->threshold = threshold >= 0 ? threshold : m->issue_min;
     out->recorded = x->end[0] - x->start[0];
-    lp_g10_replay rp;
-    lp_status st = lp_g10_replay_init(&rp, x, err);
+    replayer R;
+    memset(&R, 0, sizeof R);
+    lp_status st = lp_g10_replay_init(&R.rp, x, err);
     if (st)
         return st;
     /* three arrays over the instances (fresh memory is slow to touch on some machines):
@@ -529,10 +551,13 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     for (uint32_t i = 0; !st && i < x->n; i++)
         base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
     if (!st) {
-        out->baseline = lp_g10_replay_run(&rp, base, rs, dur);
+        out->baseline = lp_g10_replay_run(&R.rp, base, rs, dur);
         for (uint32_t i = 0; i < x->n; i++)
             rs[i] = dur[i] - rs[i]; /* the baseline's spans */
+        st = g10_respan_init(&R.rs, x, rs, &R.incremental, err);
     }
+    if (!st && !(R.changed = lp_malloc(((size_t)x->n + 1) * sizeof *R.changed)))
+        st = nomem(err);
     shortlist *sl = st ? NULL : lp_calloc(m->nres + 1, sizeof *sl);
     if (!st)
         st = sl ? all_savings(a, sl, err) : nomem(err);
@@ -540,11 +565,14 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         memcpy(dur, base, x->n * sizeof *dur);
     for (uint32_t r = 0; !st && r < m->nres; r++) { /* dur is base outside the candidate */
         lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
-        for (size_t i = 0; i < sl[r].n; i++)
+        R.nchanged = 0;
+        for (size_t i = 0; i < sl[r].n; i++) {
             dur[sl[r].v[i].p] = sl[r].v[i].dur, v.saved_ns += base[sl[r].v[i].p] - sl[r].v[i].dur;
+            R.changed[R.nchanged++] = sl[r].v[i].p;
+        }
         v.phases = sl[r].n;
         if (v.phases)
-            st = replayed(&rp, out, &cap, v, dur, err);
+            st = replayed(&R, out, &cap, v, dur, err);
         for (size_t i = 0; i < sl[r].n; i++)
             dur[sl[r].v[i].p] = base[sl[r].v[i].p];
     }
@@ -555,16 +583,17 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
-            st = candidate(&rp, out, &cap, v, base, dur, err);
+            st = candidate(&R, out, &cap, v, base, dur, err);
         memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!st && !(st = lp_g10_without_outliers(x, t, rs, dur, &o, err)) && o.phases)
-            st = candidate(&rp, out, &cap, o, base, dur, err);
+            st = candidate(&R, out, &cap, o, base, dur, err);
     }
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);
-    lp_free(base), lp_free(dur), lp_free(rs);
-    lp_g10_replay_release(&rp);
+    lp_free(base), lp_free(dur), lp_free(rs), lp_free(R.changed);
+    g10_respan_release(&R.rs);
+    lp_g10_replay_release(&R.rp);
     if (st)
         lp_g10_issues_release(out);
     return st;
