@@ -170,6 +170,9 @@ typedef struct g10_respan {
  * children is not a topological order of the model's `after` clauses: replay the DAG. */
 lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *base_span, int *usable, lp_error *err);
 void g10_respan_release(g10_respan *rs);
+/* The baseline: every composite's span from leaf durations dur, into span_out[n] (the
+ * base_span given to g10_respan_init, leaves: their duration); returns the makespan. */
+int64_t g10_respan_all(g10_respan *rs, const int64_t *dur, int64_t *span_out);
 /* The makespan with leaf durations dur (equal to the baseline's but for the leaves in
  * changed[0, nchanged), in any order, repeats allowed). */
 lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *changed, size_t nchanged,

@@ -487,7 +487,8 @@ static lp_status push(lp_g10_issues *is, size_t *cap, lp_g10_issue v, lp_error *
 /* The replays of the candidates: the DAG's (replay.c), or, when the run allows it, the
  * spans above the changed leaves only (respan.c). */
 typedef struct replayer {
-    lp_g10_replay rp;
+    const lp_g10_exec *x;
+    lp_g10_replay rp;        /* built only without `incremental` */
     g10_respan rs;
     int incremental;
     uint32_t *changed;   /* [n] scratch: the leaves a candidate changed */
@@ -517,7 +518,7 @@ static lp_status replayed(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_is
 static lp_status candidate(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
                            const int64_t *dur, lp_error *err)
 {
-    const lp_g10_exec *x = R->rp.x;
+    const lp_g10_exec *x = R->x;
     v.saved_ns = 0;
     R->nchanged = 0;
     for (uint32_t i = 0; i < x->n; i++)
@@ -537,9 +538,8 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     out->recorded = x->end[0] - x->start[0];
     replayer R;
     memset(&R, 0, sizeof R);
-    lp_status st = lp_g10_replay_init(&R.rp, x, err);
-    if (st)
-        return st;
+    R.x = x;
+    lp_status st = LP_OK;
     /* three arrays over the instances (fresh memory is slow to touch on some machines):
      * the recorded durations, the baseline's spans, and the candidates' durations (which
      * first hold the baseline's ends) */
@@ -550,11 +550,14 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
         st = nomem(err);
     for (uint32_t i = 0; !st && i < x->n; i++)
         base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
-    if (!st) {
+    if (!st)
+        st = g10_respan_init(&R.rs, x, rs, &R.incremental, err);
+    if (!st && R.incremental) {
+        out->baseline = g10_respan_all(&R.rs, base, rs); /* the baseline's spans */
+    } else if (!st && !(st = lp_g10_replay_init(&R.rp, x, err))) {
         out->baseline = lp_g10_replay_run(&R.rp, base, rs, dur);
         for (uint32_t i = 0; i < x->n; i++)
             rs[i] = dur[i] - rs[i]; /* the baseline's spans */
-        st = g10_respan_init(&R.rs, x, rs, &R.incremental, err);
     }
     if (!st && !(R.changed = lp_malloc(((size_t)x->n + 1) * sizeof *R.changed)))
         st = nomem(err);

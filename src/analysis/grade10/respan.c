@@ -17,7 +17,9 @@
  * Children are evaluated in recorded order, which is a topological order of the
  * sibling constraints unless, under some parent, a child of type A comes after a
  * child of type B where B runs after A (data against the model): then g10_respan_init
- * reports it unusable and the caller replays the DAG.
+ * reports it unusable and the caller replays the DAG. When usable, every constraint
+ * goes forward in instance order, so the DAG has no cycle and the baseline itself is
+ * replayed this way too (g10_respan_all), without building the DAG.
  */
 #include "analysis/grade10/g10_int.h"
 #include "longpole/base/alloc.h"
@@ -127,6 +129,23 @@ static int cmp_desc(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x < y) - (x > y);
+}
+
+int64_t g10_respan_all(g10_respan *rs, const int64_t *dur, int64_t *span_out)
+{
+    const lp_g10_exec *x = rs->x;
+    if (++rs->gen == 0) {
+        memset(rs->stamp, 0, ((size_t)x->n + 1) * sizeof *rs->stamp);
+        rs->gen = 1;
+    }
+    for (uint32_t p = x->n; p-- > 0;) /* children before parents */
+        if (x->size[p] > 1) {
+            rs->span[p] = local_span(rs, p, dur);
+            rs->stamp[p] = rs->gen;
+        }
+    for (uint32_t i = 0; i < x->n; i++)
+        span_out[i] = x->size[i] == 1 ? dur[i] : rs->span[i];
+    return span_of(rs, 0, dur);
 }
 
 lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *changed, size_t nchanged,
