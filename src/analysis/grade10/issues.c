@@ -414,7 +414,17 @@ static lp_status set_outliers(const lp_g10_exec *x, uint32_t p, uint32_t type, c
     int64_t *sp = *spp;
     if (k < 3)
         return LP_OK;
-    qsort(sp, k, sizeof *sp, cmp_i64);
+    if (k <= 32) { /* the usual small set: insertion sort (the same order as qsort's: values only) */
+        for (size_t i = 1; i < k; i++) {
+            int64_t s = sp[i];
+            size_t j = i;
+            for (; j > 0 && sp[j - 1] > s; j--)
+                sp[j] = sp[j - 1];
+            sp[j] = s;
+        }
+    } else {
+        qsort(sp, k, sizeof *sp, cmp_i64);
+    }
     double med = k % 2 ? (double)sp[k / 2] : ((double)sp[k / 2 - 1] + (double)sp[k / 2]) / 2;
     double lim = LP_G10_OUTLIER * med;
     int64_t typical = -1; /* the longest span at or under the limit */
