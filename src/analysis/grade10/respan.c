@@ -164,10 +164,14 @@ lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *cha
             rs->stamp[p] = rs->gen;
             rs->dirty[rs->ndirty++] = p;
         }
-    qsort(rs->dirty, rs->ndirty, sizeof *rs->dirty, cmp_desc); /* children before parents */
-    for (size_t i = 0; i < rs->ndirty; i++) {
-        uint32_t p = rs->dirty[i];
-        rs->span[p] = local_span(rs, p, dur);
+    if (rs->ndirty > x->n / 64) { /* many: a scan of the instances is cheaper than a sort */
+        for (uint32_t p = x->n; p-- > 0;) /* children before parents */
+            if (rs->stamp[p] == rs->gen)
+                rs->span[p] = local_span(rs, p, dur);
+    } else {
+        qsort(rs->dirty, rs->ndirty, sizeof *rs->dirty, cmp_desc); /* children before parents */
+        for (size_t i = 0; i < rs->ndirty; i++)
+            rs->span[rs->dirty[i]] = local_span(rs, rs->dirty[i], dur);
     }
     *makespan = span_of(rs, 0, dur);
     return LP_OK;
