@@ -164,6 +164,7 @@ typedef struct g10_respan {
     uint32_t tgen;
     uint32_t *dirty;         /* the composites to recompute */
     size_t ndirty, capdirty;
+    size_t scan_above;       /* more of them than this (x->n / 64): found by a scan, not sorted */
 } g10_respan;
 
 /* *usable = 0 (and nothing allocated) when under some parent the recorded order of the

@@ -53,6 +53,7 @@ lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *b
     memset(rs, 0, sizeof *rs);
     rs->x = x;
     rs->base = base_span;
+    rs->scan_above = x->n / 64;
     *usable = 1;
     for (uint32_t p = 0; p < x->n && *usable; p++)
         if (x->size[p] > 1 && x->m->nafter)
@@ -164,7 +165,7 @@ lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *cha
             rs->stamp[p] = rs->gen;
             rs->dirty[rs->ndirty++] = p;
         }
-    if (rs->ndirty > x->n / 64) { /* many: a scan of the instances is cheaper than a sort */
+    if (rs->ndirty > rs->scan_above) { /* many: a scan of the instances is cheaper than a sort */
         for (uint32_t p = x->n; p-- > 0;) /* children before parents */
             if (rs->stamp[p] == rs->gen)
                 rs->span[p] = local_span(rs, p, dur);
