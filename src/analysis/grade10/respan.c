@@ -170,7 +170,8 @@ lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *cha
             if (rs->stamp[p] == rs->gen)
                 rs->span[p] = local_span(rs, p, dur);
     } else {
-        qsort(rs->dirty, rs->ndirty, sizeof *rs->dirty, cmp_desc); /* children before parents */
+        if (rs->ndirty > 1)
+            qsort(rs->dirty, rs->ndirty, sizeof *rs->dirty, cmp_desc); /* children before parents */
         for (size_t i = 0; i < rs->ndirty; i++)
             rs->span[rs->dirty[i]] = local_span(rs, rs->dirty[i], dur);
     }
