@@ -1,7 +1,9 @@
 /* issues.c: Grade10's performance issues (issues.h, papers/grade10.txt §III-F): for
  * every resource some phase was bottlenecked on, and for every concurrently repeated
- * phase type, the leaf durations with the issue fixed, replayed (replay.c) against the
- * replay of the recorded durations.
+ * phase type, the leaf durations with the issue fixed, replayed against the replay of
+ * the recorded durations: by the spans of the changed leaves' ancestors only (respan.c),
+ * or, for a run whose recorded order goes against the model's `after` clauses, by the
+ * DAG (replay.c). Each candidate lists the leaves it changed for that.
  *
  * Removing resource R's bottleneck from leaf p: over p's active time, wherever p is
  * bottlenecked on R (R saturated, or p at its Exact demand of R), p would run faster
