@@ -6,10 +6,13 @@
  * instances from OperationLog events (in memory), attributing every metric, and
  * finding and replaying the issues (bottleneck per resource, imbalance per type).
  *
- * usage: g10bench SECONDS [--mode slices|events] [--threads N] [--reps N] [--python FILE]
+ * usage: g10bench SECONDS [--mode slices|events] [--threads N] [--reps N] [--python FILE] [--issues]
  * Prints one line of key=value: sizes, the best CPU and wall seconds of each stage over
  * --reps runs (CPU time of the process: with --threads 1 it is the work itself), peak
  * RSS, and per metric the attributed total (a checksum the Python baseline must match).
+ * --issues prints every issue candidate of the last run (kind, resource or type, leaves
+ * changed, time saved, replayed makespan) and per resource the sums of the phases' usage
+ * and bottlenecked time, on stderr: a checksum of the attribution and the replays.
  * --python FILE writes the leaf phases, rules, blocked slices and windows in the simple
  * text form bench/grade10/baseline.py reads.
  */
@@ -190,14 +193,21 @@ static void best(stage *b, double c, double w)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: g10bench SECONDS [--mode slices|events] [--threads N] [--reps N] [--python FILE]\n");
+        fprintf(stderr, "usage: g10bench SECONDS [--mode slices|events] [--threads N] [--reps N] [--python FILE] [--issues]\n");
         return 2;
     }
     long seconds = atol(argv[1]);
     int mode = LP_G10_SLICES, reps = 3;
     unsigned threads = 1;
     const char *pyfile = NULL;
-    for (int i = 2; i + 1 < argc; i += 2) {
+    int show = 0;
+    for (int i = 2; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--issues")) {
+            show = 1, i--;
+            continue;
+        }
+        if (i + 1 >= argc)
+            break;
         if (!strcmp(argv[i], "--mode"))
             mode = strcmp(argv[i + 1], "events") == 0 ? LP_G10_EVENTS : LP_G10_SLICES;
         else if (!strcmp(argv[i], "--threads"))
@@ -263,6 +273,18 @@ int main(int argc, char **argv)
             sums[a->tl[k].res] = a->tl[k].attributed;
             if (a->tl[k].nseg > slices)
                 slices = a->tl[k].nseg;
+        }
+        for (size_t i = 0; show && rep == reps - 1 && i < is.n; i++)
+            fprintf(stderr, "issue kind=%d res=%d type=%d phases=%llu instances=%llu saved_ns=%lld makespan=%lld gain_ns=%lld\n",
+                    is.v[i].kind, (int)is.v[i].res, (int)is.v[i].type, (unsigned long long)is.v[i].phases,
+                    (unsigned long long)is.v[i].instances, (long long)is.v[i].saved_ns, (long long)is.v[i].makespan,
+                    (long long)is.v[i].gain_ns);
+        for (uint32_t r = 0; show && rep == reps - 1 && r < m->nres; r++) {
+            double used = 0;
+            long long bn = 0;
+            for (size_t i = 0; i < a->nuse[r]; i++)
+                used += a->use[r][i].used, bn += a->use[r][i].bn_ns;
+            fprintf(stderr, "uses res=%u n=%zu used=%.17g bn_ns=%lld\n", r, a->nuse[r], used, bn);
         }
         lp_g10_issues_release(&is);
         lp_g10_attr_free(a);

@@ -142,36 +142,6 @@ static lp_status alloc_uses(lp_g10_attr *a, lp_error *err)
     return LP_OK;
 }
 
-static lp_status ph_add(g10_tlphases *ph, uint32_t p, uint32_t slot, double val, uint8_t kind, lp_error *err)
-{
-    if (ph->n == ph->cap) {
-        size_t c = ph->cap ? 2 * ph->cap : 256;
-        uint32_t *np = lp_reallocarray(ph->phase, c, sizeof *np);
-        if (!np)
-            return nomem(err);
-        ph->phase = np;
-        uint32_t *ns = lp_reallocarray(ph->slot, c, sizeof *ns);
-        if (!ns)
-            return nomem(err);
-        ph->slot = ns;
-        double *nv = lp_reallocarray(ph->val, c, sizeof *nv);
-        if (!nv)
-            return nomem(err);
-        ph->val = nv;
-        uint8_t *nk = lp_reallocarray(ph->kind, c, sizeof *nk);
-        if (!nk)
-            return nomem(err);
-        ph->kind = nk;
-        ph->cap = c;
-    }
-    ph->phase[ph->n] = p;
-    ph->slot[ph->n] = slot;
-    ph->val[ph->n] = val;
-    ph->kind[ph->n] = kind;
-    ph->n++;
-    return LP_OK;
-}
-
 typedef struct plan {
     const lp_g10_series **series; /* [ntl] */
     const lp_g10_series **delay;  /* [ntl] the resource's delay= series on the same host, or NULL */
@@ -236,60 +206,101 @@ static lp_status timelines(lp_g10_attr *a, const lp_g10_data *d, plan *pl, lp_er
     return st;
 }
 
-/* Every leaf with an Exact or Variable rule onto the timeline of its host. */
+/* The timeline of every (exec host, resource): tab[h * nres + r] for h < nhosts, and
+ * tab[nhosts * nres + r] for a leaf without a host (the resource's only timeline). */
+static uint32_t *timeline_table(lp_g10_attr *a, const plan *pl)
+{
+    const lp_g10_model *m = a->m;
+    const lp_g10_exec *x = a->x;
+    uint32_t *tab = lp_malloc(((size_t)x->nhosts + 1) * m->nres * sizeof *tab + 1);
+    if (!tab)
+        return NULL;
+    for (uint32_t h = 0; h <= x->nhosts; h++) {
+        lp_str hs = LP_STR_NONE;
+        if (h < x->nhosts) {
+            const char *hn = lp_g10_exec_str(x, x->hosts[h]);
+            hs = lp_strtab_find(&a->strs, hn, strlen(hn));
+        }
+        for (uint32_t r = 0; r < m->nres; r++) {
+            uint64_t k = LP_G10_NONE;
+            if (h == x->nhosts)
+                k = pl->only[r];
+            else if (hs == LP_STR_NONE || !lp_hmap_get(&pl->idx, (uint64_t)r << 32 | hs, &k))
+                k = LP_G10_NONE;
+            tab[(size_t)h * m->nres + r] = (uint32_t)k;
+        }
+    }
+    return tab;
+}
+
+/* A leaf's use of consumable r with no timeline: its totals, and the report. */
+static lp_status unmonitored(lp_g10_attr *a, uint32_t p, uint32_t r, lp_hmap *missing, lp_diags *ds, lp_error *err)
+{
+    const lp_g10_model *m = a->m;
+    const lp_g10_exec *x = a->x;
+    lp_g10_tstat *ts = &a->tstat[(size_t)x->type[p] * m->nres + r];
+    ts->phases++;
+    ts->active_ns += a->active_ns[p];
+    if (x->host[p] == LP_G10_NONE) {
+        a->no_host++;
+        return LP_OK;
+    }
+    int added;
+    if (lp_hmap_get_or_put(missing, (uint64_t)r << 32 | x->host[p], 1, &added) == LP_HMAP_EMPTY)
+        return nomem(err);
+    if (added && a->unmonitored++ < G10_KEEP)
+        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
+                        "no monitoring of '%s' (metric %s) on host '%s': its phases get no usage",
+                        lp_g10_model_str(m, m->res[r].name), lp_g10_model_str(m, m->res[r].metric),
+                        lp_g10_exec_str(x, x->hosts[x->host[p]]));
+    return LP_OK;
+}
+
+/* Every leaf with an Exact or Variable rule onto the timeline of its host: the leaves
+ * of each timeline counted first, then listed in arrays of exactly that size. */
 static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
 {
     const lp_g10_model *m = a->m;
     const lp_g10_exec *x = a->x;
     lp_hmap missing = {0};
     lp_status st = LP_OK;
-    lp_str *hid = lp_malloc((x->nhosts + 1) * sizeof *hid); /* exec host -> timeline host */
-    if (!hid)
+    uint32_t *tab = timeline_table(a, pl);
+    if (!tab)
         return nomem(err);
-    for (uint32_t h = 0; h < x->nhosts; h++) {
-        const char *hn = lp_g10_exec_str(x, x->hosts[h]);
-        hid[h] = lp_strtab_find(&a->strs, hn, strlen(hn));
-    }
-    for (uint32_t p = 0; p < x->n && !st; p++) {
-        if (!lp_g10_is_leaf(x, p))
-            continue;
-        const char *host = x->host[p] == LP_G10_NONE ? NULL : lp_g10_exec_str(x, x->hosts[x->host[p]]);
-        lp_str h = host ? hid[x->host[p]] : LP_STR_NONE;
-        for (uint32_t r = 0; r < m->nres && !st; r++) {
-            uint8_t kind = m->rkind[(size_t)x->type[p] * m->nres + r];
-            if (m->res[r].kind != LP_G10_CONSUMABLE || kind == LP_G10_RULE_NONE)
+    for (int fill = 0; fill < 2 && !st; fill++) {
+        for (uint32_t k = 0; fill && k < a->ntl && !st; k++) {
+            g10_tlphases *ph = &pl->ph[k];
+            if (!(ph->phase = lp_malloc(ph->cap * sizeof *ph->phase + 1)) ||
+                !(ph->slot = lp_malloc(ph->cap * sizeof *ph->slot + 1)))
+                st = nomem(err);
+        }
+        for (uint32_t p = 0; p < x->n && !st; p++) {
+            if (!lp_g10_is_leaf(x, p))
                 continue;
-            uint64_t k = LP_G10_NONE;
-            if (!host)
-                k = pl->only[r];
-            else if (h == LP_STR_NONE || !lp_hmap_get(&pl->idx, (uint64_t)r << 32 | h, &k))
-                k = LP_G10_NONE;
-            uint32_t slot = (uint32_t)a->nuse[r]++;
-            if (k == LP_G10_NONE) {
-                a->use[r][slot] = (lp_g10_use){p, LP_G10_NONE, 0, 0};
-                lp_g10_tstat *ts = &a->tstat[(size_t)x->type[p] * m->nres + r];
-                ts->phases++;
-                ts->active_ns += a->active_ns[p];
-                if (!host) {
-                    a->no_host++;
-                } else {
-                    int added;
-                    uint64_t key = (uint64_t)r << 32 | x->host[p];
-                    if (lp_hmap_get_or_put(&missing, key, 1, &added) == LP_HMAP_EMPTY)
-                        st = nomem(err);
-                    else if (added && a->unmonitored++ < G10_KEEP)
-                        lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
-                                        "no monitoring of '%s' (metric %s) on host '%s': its phases get no usage",
-                                        lp_g10_model_str(m, m->res[r].name), lp_g10_model_str(m, m->res[r].metric), host);
+            const uint32_t *row = tab + (size_t)(x->host[p] == LP_G10_NONE ? x->nhosts : x->host[p]) * m->nres;
+            const uint8_t *rk = m->rkind + (size_t)x->type[p] * m->nres;
+            for (uint32_t r = 0; r < m->nres && !st; r++) {
+                if (m->res[r].kind != LP_G10_CONSUMABLE || rk[r] == LP_G10_RULE_NONE)
+                    continue;
+                uint32_t k = row[r];
+                if (!fill) {
+                    pl->ph[k == LP_G10_NONE ? 0 : k].cap += k != LP_G10_NONE;
+                    continue;
                 }
-                continue;
+                uint32_t slot = (uint32_t)a->nuse[r]++;
+                if (k == LP_G10_NONE) {
+                    a->use[r][slot] = (lp_g10_use){p, LP_G10_NONE, 0, 0};
+                    st = unmonitored(a, p, r, &missing, ds, err);
+                    continue;
+                }
+                g10_tlphases *ph = &pl->ph[k];
+                ph->phase[ph->n] = p;
+                ph->slot[ph->n++] = slot;
             }
-            double val = lp_g10_rule_of(m, x->type[p], r, a->tl[k].capacity, &kind);
-            st = ph_add(&pl->ph[k], p, slot, val, kind, err);
         }
     }
     lp_hmap_release(&missing);
-    lp_free(hid);
+    lp_free(tab);
     if (!st && a->no_host)
         lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
                         "%llu (phase, resource) pairs have no host and the resource is not monitored on exactly one "
@@ -376,7 +387,7 @@ static void plan_release(plan *pl, uint32_t ntl)
 {
     for (uint32_t k = 0; pl->ph && k < ntl; k++) {
         g10_tlphases *ph = &pl->ph[k];
-        lp_free(ph->phase), lp_free(ph->slot), lp_free(ph->val), lp_free(ph->kind);
+        lp_free(ph->phase), lp_free(ph->slot);
     }
     lp_free(pl->ph);
     lp_free(pl->series);

@@ -67,9 +67,7 @@ typedef struct tlw { /* scratch of one timeline (buffers of sc) */
     g10_scratch *sc;
     win *w;
     size_t nw;
-    uint32_t *poff;     /* [nphases + 1] pieces of each phase */
-    int64_t *ps, *pe;
-    size_t npieces;
+    int64_t lo, hi;     /* the span of the windows, rounded: the phases' pieces are clipped to it */
     double *len;        /* [nseg] seconds */
 } tlw;
 
@@ -162,29 +160,13 @@ static lp_status windows(lp_g10_attr *a, lp_g10_tl *tl, const lp_g10_series *s, 
     return LP_OK;
 }
 
-/* Every phase's active pieces (computed once by the attribution), clipped to [lo, hi). */
-static lp_status pieces(lp_g10_attr *a, const g10_tlphases *ph, int64_t lo, int64_t hi, tlw *w, lp_error *err)
+/* Piece k of the attribution's active pieces (a->ps, a->pe) clipped to the timeline's
+ * span [w->lo, w->hi): 1 if anything is left, into *s, *e. */
+static inline int clipped(const lp_g10_attr *a, const tlw *w, size_t k, int64_t *s, int64_t *e)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < ph->n; i++)
-        total += a->pfirst[ph->phase[i] + 1] - a->pfirst[ph->phase[i]];
-    w->poff = g10_scratch_get(w->sc, SC_POFF, (ph->n + 1) * sizeof *w->poff);
-    w->ps = g10_scratch_get(w->sc, SC_PS, total * sizeof *w->ps);
-    w->pe = g10_scratch_get(w->sc, SC_PE, total * sizeof *w->pe);
-    if (!w->poff || !w->ps || !w->pe)
-        return nomem(err);
-    for (size_t i = 0; i < ph->n; i++) {
-        w->poff[i] = (uint32_t)w->npieces;
-        const int64_t *ps, *pe;
-        size_t n = g10_leaf_pieces(a, ph->phase[i], &ps, &pe);
-        for (size_t k = 0; k < n; k++) {
-            int64_t s = ps[k] < lo ? lo : ps[k], e = pe[k] > hi ? hi : pe[k];
-            if (s < e)
-                w->ps[w->npieces] = s, w->pe[w->npieces++] = e;
-        }
-    }
-    w->poff[ph->n] = (uint32_t)w->npieces;
-    return LP_OK;
+    *s = a->ps[k] < w->lo ? w->lo : a->ps[k];
+    *e = a->pe[k] > w->hi ? w->hi : a->pe[k];
+    return *s < *e;
 }
 
 /* The segment that starts at boundary t (t = bound[nseg] gives nseg). */
@@ -239,20 +221,24 @@ static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t h
     return LP_OK;
 }
 
-static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, tlw *w, lp_error *err)
+static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, tlw *w, lp_error *err)
 {
     int64_t lo = g10_round(a, w->w[0].w0), hi = g10_round(a, w->w[w->nw - 1].w1);
     if (a->mode == LP_G10_SLICES)
         return slice_grid(a, tl, lo, hi, err);
-    size_t n = 2 * w->nw + 2 * w->npieces;
+    size_t n = 2 * w->nw;
+    for (size_t i = 0; i < ph->n; i++)
+        n += 2 * ((size_t)a->pfirst[ph->phase[i] + 1] - a->pfirst[ph->phase[i]]);
     int64_t *b = lp_malloc(n * sizeof *b + sizeof *b);
     if (!b)
         return nomem(err);
     size_t k = 0;
     for (size_t i = 0; i < w->nw; i++)
         b[k++] = w->w[i].w0, b[k++] = w->w[i].w1;
-    for (size_t i = 0; i < w->npieces; i++)
-        b[k++] = w->ps[i], b[k++] = w->pe[i];
+    for (size_t i = 0; i < ph->n; i++)
+        for (size_t q = a->pfirst[ph->phase[i]]; q < a->pfirst[ph->phase[i] + 1]; q++)
+            if (clipped(a, w, q, &b[k], &b[k + 1]))
+                k += 2;
     qsort(b, k, sizeof *b, cmp_i64);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
@@ -290,14 +276,16 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
     for (uint32_t t = 0; t < nt; t++) {
         if (first[t] == first[t + 1])
             continue;
-        uint8_t kind = ph->kind[order[first[t]]];
-        double val = ph->val[order[first[t]]];
+        uint8_t kind;
+        double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
         for (uint32_t h = first[t]; h < first[t + 1]; h++) {
             uint32_t i = order[h];
-            for (uint32_t k = w->poff[i]; k < w->poff[i + 1]; k++) {
-                cnt[seg_at(a, tl, w->ps[k])]++;
-                cnt[seg_at(a, tl, w->pe[k])]--;
-            }
+            int64_t ps, pe;
+            for (size_t k = a->pfirst[ph->phase[i]]; k < a->pfirst[ph->phase[i] + 1]; k++)
+                if (clipped(a, w, k, &ps, &pe)) {
+                    cnt[seg_at(a, tl, ps)]++;
+                    cnt[seg_at(a, tl, pe)]--;
+                }
         }
         double *D = kind == LP_G10_RULE_EXACT ? tl->E : tl->V;
         int32_t c = 0;
@@ -402,11 +390,16 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
     double total = 0;
     for (size_t i = 0; i < ph->n; i++) {
         uint32_t p = ph->phase[i], t = x->type[p];
-        int exact = ph->kind[i] == LP_G10_RULE_EXACT;
+        uint8_t kind;
+        double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
+        int exact = kind == LP_G10_RULE_EXACT;
         double used = 0;
         int64_t bn = 0, bg_ns = 0, bl_ns = 0;
-        for (uint32_t q = w->poff[i]; q < w->poff[i + 1]; q++) {
-            uint32_t s0 = seg_at(a, tl, w->ps[q]), s1 = seg_at(a, tl, w->pe[q]);
+        int64_t ps, pe;
+        for (size_t q = a->pfirst[p]; q < a->pfirst[p + 1]; q++) {
+            if (!clipped(a, w, q, &ps, &pe))
+                continue;
+            uint32_t s0 = seg_at(a, tl, ps), s1 = seg_at(a, tl, pe);
             used += exact ? PX[s1] - PX[s0] : PY[s1] - PY[s0];
             bg_ns += PG[s1] - PG[s0];
             if (exact) {
@@ -416,7 +409,7 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
                 bn += PG[s1] - PG[s0];
             }
         }
-        used *= ph->val[i];
+        used *= val;
         total += used;
         a->use[tl->res][ph->slot[i]] = (lp_g10_use){p, k, used, bn};
         lp_g10_tstat *st = &ts[t];
@@ -442,8 +435,8 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
     tl->nphases = (uint32_t)ph->n;
     lp_status st = windows(a, tl, s, delay, d, ds, &w, err);
     if (!st && w.nw) {
-        int64_t lo = g10_round(a, w.w[0].w0), hi = g10_round(a, w.w[w.nw - 1].w1);
-        if (!(st = pieces(a, ph, lo, hi, &w, err)) && !(st = grid(a, tl, &w, err))) {
+        w.lo = g10_round(a, w.w[0].w0), w.hi = g10_round(a, w.w[w.nw - 1].w1);
+        if (!(st = grid(a, tl, ph, &w, err))) {
             size_t n = (size_t)tl->nseg + 1;
             tl->E = lp_calloc(n, sizeof *tl->E);
             tl->V = lp_calloc(n, sizeof *tl->V);

@@ -119,18 +119,17 @@ static inline uint32_t g10_seg_of(const lp_g10_attr *a, const lp_g10_tl *tl, int
     return (uint32_t)l;
 }
 
-/* The leaf phases whose demand falls on one timeline. */
+/* The leaf phases whose demand falls on one timeline (each one's rule, Exact or
+ * Variable, and its value: lp_g10_rule_of with the timeline's capacity). */
 typedef struct g10_tlphases {
     uint32_t *phase;     /* exec instance */
     uint32_t *slot;      /* index in a->use[res] */
-    double *val;         /* absolute exact demand, or variable weight */
-    uint8_t *kind;       /* LP_G10_RULE_EXACT or LP_G10_RULE_VARIABLE */
     size_t n, cap;
 } g10_tlphases;
 
 /* Scratch buffers reused from one timeline to the next by one thread (fresh memory is
  * slow to touch on some machines: a timeline's temporaries are as big as its arrays). */
-enum { SC_IV, SC_WIN, SC_POFF, SC_PS, SC_PE, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
+enum { SC_IV, SC_WIN, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
        SC_PU, SC_EF, SC_N };
 typedef struct g10_scratch {
     void *buf[SC_N];
@@ -149,5 +148,35 @@ void g10_scratch_release(g10_scratch *sc);
 lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const lp_g10_series *delay,
                        const lp_g10_data *d, const g10_tlphases *ph, lp_diags *ds, lp_g10_tstat *ts, g10_scratch *sc,
                        lp_error *err);
+
+/* ---- incremental replay (respan.c) --------------------------------------------------- */
+
+/* Makespans of candidates that change some leaves of a baseline, from the spans of
+ * their ancestors only (the spans of the others are the baseline's). */
+typedef struct g10_respan {
+    const lp_g10_exec *x;
+    const int64_t *base;     /* [n] the baseline replay's spans (end - start) */
+    int64_t *span;           /* [n] the candidate's span of each recomputed composite */
+    uint32_t *stamp;         /* [n] == gen: recomputed for the current candidate */
+    uint32_t gen;
+    uint32_t *tstamp;        /* [ntypes] per-type state of the parent being evaluated */
+    int64_t *tmax, *tlast;   /* [ntypes] the latest end, and the last one, of each type's children */
+    uint32_t tgen;
+    uint32_t *dirty;         /* the composites to recompute */
+    size_t ndirty, capdirty;
+    size_t scan_above;       /* more of them than this (x->n / 64): found by a scan, not sorted */
+} g10_respan;
+
+/* *usable = 0 (and nothing allocated) when under some parent the recorded order of the
+ * children is not a topological order of the model's `after` clauses: replay the DAG. */
+lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *base_span, int *usable, lp_error *err);
+void g10_respan_release(g10_respan *rs);
+/* The baseline: every composite's span from leaf durations dur, into span_out[n] (the
+ * base_span given to g10_respan_init, leaves: their duration); returns the makespan. */
+int64_t g10_respan_all(g10_respan *rs, const int64_t *dur, int64_t *span_out);
+/* The makespan with leaf durations dur (equal to the baseline's but for the leaves in
+ * changed[0, nchanged), in any order, repeats allowed). */
+lp_status g10_respan_run(g10_respan *rs, const int64_t *dur, const uint32_t *changed, size_t nchanged,
+                         int64_t *makespan, lp_error *err);
 
 #endif

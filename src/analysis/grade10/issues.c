@@ -1,7 +1,9 @@
 /* issues.c: Grade10's performance issues (issues.h, papers/grade10.txt §III-F): for
  * every resource some phase was bottlenecked on, and for every concurrently repeated
- * phase type, the leaf durations with the issue fixed, replayed (replay.c) against the
- * replay of the recorded durations.
+ * phase type, the leaf durations with the issue fixed, replayed against the replay of
+ * the recorded durations: by the spans of the changed leaves' ancestors only (respan.c),
+ * or, for a run whose recorded order goes against the model's `after` clauses, by the
+ * DAG (replay.c). Each candidate lists the leaves it changed for that.
  *
  * Removing resource R's bottleneck from leaf p: over p's active time, wherever p is
  * bottlenecked on R (R saturated, or p at its Exact demand of R), p would run faster
@@ -13,7 +15,12 @@
  * a share f < threshold of what they were ready to use), p would run 1/f times faster at
  * most: h is also capped by 1/f there. Time R blocked it (a blocking resource) is removed. The
  * saving is computed in segment time (rounded bounds in slice mode) and applied to the
- * recorded duration as a ratio.
+ * recorded duration as a ratio. The walk: one pass over the leaves, every resource of a
+ * leaf at once; within a piece of its active time the instants only grow, so each other
+ * timeline is followed with a cursor instead of a search, and where the piece is whole
+ * slices of one grid shared by all its timelines (monitoring sampled together), each
+ * slice's headroom is computed once per resource and shared by every resource the leaf
+ * is bottlenecked on. tests/unit/grade10/test_g10_savings.c has the naive twin.
  *
  * Removing type T's imbalance: every set of T's instances under one parent (two or
  * more) gets the set's mean replayed span; a composite instance is scaled by scaling
@@ -36,19 +43,32 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
+/* One consumable resource of a leaf, with a cursor over its timeline. */
 typedef struct other {
     const lp_g10_tl *tl;
     uint8_t kind;
     double val;
+    uint32_t s0;         /* the segment holding the current piece's start (0 before the timeline) */
+    uint32_t cur;        /* cursor: the segment of the last instant looked up (from s0, forward) */
+    int same;            /* slice mode: cut exactly as the previous one in the list (same bounds) */
 } other;
 
-/* How much faster a phase could use resource `o` at instant t before it binds. */
-static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double th)
+/* The cursor of o moved forward to the segment holding t (bound[0] <= t < bound[nseg],
+ * t at or after the cursor's segment start): the same segment g10_seg_of finds, by a
+ * walk instead of a division or a search (the instants asked within a piece only grow). */
+static inline uint32_t seek(other *o, int64_t t)
 {
     const lp_g10_tl *tl = o->tl;
-    if (!tl->nseg || t < tl->bound[0] || t >= tl->bound[tl->nseg])
-        return INFINITY; /* not monitored there: nothing known to bind */
-    uint32_t s = g10_seg_of(a, tl, t);
+    uint32_t s = o->cur;
+    while (s + 1 < tl->nseg && tl->bound[s + 1] <= t)
+        s++;
+    return o->cur = s;
+}
+
+/* How much faster a phase could use resource `o` in its segment s before it binds. */
+static double headroom(const other *o, uint32_t s, double th)
+{
+    const lp_g10_tl *tl = o->tl;
     double K = tl->capacity, u = tl->u[s], x = tl->x[s];
     if (u >= th * K)
         return 1;
@@ -61,27 +81,30 @@ static double headroom(const lp_g10_attr *a, const other *o, int64_t t, double t
     return share > 0 ? (share + K - u) / share : INFINITY;
 }
 
-/* Time saved in [lo, hi) (p bottlenecked on R throughout) given its other resources;
- * on the slice grid [lo, hi) is one slice of every timeline. */
-static double saved_in(const lp_g10_attr *a, const other *ot, size_t no, int64_t lo, int64_t hi, double th,
+/* Time saved in [lo, hi) (p bottlenecked on R = ot[skip] throughout) given its other
+ * resources (not monitored at an instant: nothing known to bind there); on the slice
+ * grid [lo, hi) is one slice of every timeline. */
+static double saved_in(const lp_g10_attr *a, other *ot, size_t no, size_t skip, int64_t lo, int64_t hi, double th,
                        double hmax)
 {
     double saved = 0;
+    int events = a->mode != LP_G10_SLICES;
     while (lo < hi) {
         int64_t next = hi;
         double h = hmax;
         for (size_t i = 0; i < no; i++) {
             const lp_g10_tl *tl = ot[i].tl;
-            if (a->mode == LP_G10_SLICES) {
-                /* aligned grids: nothing to cut */
-            } else if (tl->nseg && lo >= tl->bound[0] && lo < tl->bound[tl->nseg]) {
-                int64_t b = tl->bound[g10_seg_of(a, tl, lo) + 1];
-                if (b < next)
-                    next = b;
-            } else if (tl->nseg && lo < tl->bound[0] && tl->bound[0] < next) {
-                next = tl->bound[0];
+            if (i == skip || !tl->nseg || lo >= tl->bound[tl->nseg])
+                continue;
+            if (lo < tl->bound[0]) {
+                if (events && tl->bound[0] < next)
+                    next = tl->bound[0];
+                continue;
             }
-            double hr = headroom(a, &ot[i], lo, th);
+            uint32_t s = seek(&ot[i], lo);
+            if (events && tl->bound[s + 1] < next)
+                next = tl->bound[s + 1];
+            double hr = headroom(&ot[i], s, th);
             if (hr < h)
                 h = hr;
         }
@@ -97,8 +120,102 @@ typedef struct leafuse {
     size_t i;            /* index in a->use[r] */
 } leafuse;
 
+/* Every cursor of ot at the start t of a piece (timelines cut alike, as monitoring
+ * sampled together usually is, share one lookup). */
+static void cursors_at(const lp_g10_attr *a, other *ot, size_t no, int64_t t)
+{
+    for (size_t i = 0; i < no; i++) {
+        const lp_g10_tl *tl = ot[i].tl, *pt = i ? ot[i - 1].tl : NULL;
+        uint32_t s = 0;
+        ot[i].same = pt && tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
+                     tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] &&
+                     a->mode == LP_G10_SLICES;
+        if (ot[i].same)
+            s = ot[i - 1].s0; /* the same slice grid and ends: the same bounds, the same segment */
+        else if (tl->nseg && t >= tl->bound[tl->nseg])
+            s = tl->nseg - 1;
+        else if (tl->nseg && t > tl->bound[0])
+            s = g10_seg_of(a, tl, t);
+        ot[i].s0 = ot[i].cur = s;
+    }
+}
+
+/* d / slice when d is a whole number (>= 1) of slices, else 0; the quotient guessed in
+ * floating point and checked in integers (a division only when the guess cannot be). */
+static int64_t whole_slices(int64_t d, int64_t slice)
+{
+    if (d <= 0)
+        return 0;
+    int64_t k = (int64_t)((double)d / (double)slice + 0.5), p;
+    if (k > 0 && k < ((int64_t)1 << 50) && !__builtin_mul_overflow(k, slice, &p))
+        return p == d ? k : 0;
+    return d % slice ? 0 : d / slice;
+}
+
+/* Is R = ot[j] bottlenecked in its segment s (saturated, or p at its Exact demand), or
+ * contended (*cont)? */
+static inline int bn_at(const other *o, uint32_t s, double th, int *cont)
+{
+    const lp_g10_tl *tl = o->tl;
+    int bn = tl->u[s] >= th * tl->capacity || (o->kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
+    *cont = !bn && tl->f && tl->f[s] < th;
+    return bn || *cont;
+}
+
+/* The most a leaf contended on R in segment s could speed up (1/f), unbounded where not. */
+static inline double hmax_at(const lp_g10_tl *tl, uint32_t s, int cont)
+{
+    return cont ? 1 / (tl->f[s] > 0 ? tl->f[s] : 1e-9) : INFINITY;
+}
+
+/* Slice mode: is piece [ps, pe) n whole slices of the grid of every timeline in ot (the
+ * slice i of the piece segment s0 + i of each, cursors_at done)? Then the walk below
+ * gives the same sums as saved_in slice by slice: every timeline is cut at the same
+ * instants, each slice one segment of each. */
+static int piece_on_grid(const lp_g10_attr *a, const other *ot, size_t no, int64_t ps, int64_t pe, uint32_t *n)
+{
+    int64_t k = a->mode == LP_G10_SLICES ? whole_slices(pe - ps, a->slice_ns) : 0;
+    if (!k)
+        return 0;
+    for (size_t i = 0; i < no; i++) {
+        const lp_g10_tl *tl = ot[i].tl;
+        uint32_t s0 = ot[i].s0;
+        if (ot[i].same)
+            continue; /* checked with the previous one */
+        if (!tl->nseg || s0 < tl->lead || k > (int64_t)tl->nseg - s0 || tl->bound[s0] != ps ||
+            tl->bound[s0 + k] != pe || tl->bound[s0 + k] - tl->grid0 != (int64_t)(s0 + k - tl->lead) * a->slice_ns)
+            return 0;
+    }
+    *n = (uint32_t)k;
+    return 1;
+}
+
+/* The savings of piece [ps, pe) on the grid (piece_on_grid): per slice, every resource's
+ * headroom once, then for each resource the leaf is bottlenecked on, the least of the
+ * others'. */
+static void piece_savings_grid(const lp_g10_attr *a, const other *ot, size_t no, const int *isbn, uint32_t n,
+                               double th, double *saved)
+{
+    double hr[64];
+    double len = (double)a->slice_ns;
+    for (uint32_t i = 0; i < n; i++) {
+        for (size_t o = 0; o < no; o++)
+            hr[o] = headroom(&ot[o], ot[o].s0 + i, th);
+        for (size_t j = 0; j < no; j++) {
+            int cont;
+            if (!isbn[j] || !bn_at(&ot[j], ot[j].s0 + i, th, &cont))
+                continue;
+            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont);
+            for (size_t o = 0; o < no; o++)
+                if (o != j && hr[o] < h)
+                    h = hr[o];
+            saved[j] += len * (isinf(h) ? 1.0 : 1.0 - 1.0 / h);
+        }
+    }
+}
+
 /* Time leaf p would save without resource lu[k]'s bottleneck, in segment time, for
- * every k (0 where it is not bottlenecked). Its pieces are computed once. */
+ * every k (0 where it is not bottlenecked). */
 static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, double *out)
 {
     const lp_g10_model *m = a->m;
@@ -116,54 +233,81 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
         uint8_t kind;
         double val = lp_g10_rule_of(m, a->x->type[p], lu[k].r, a->tl[u->tl].capacity, &kind);
         mine[no] = k;
-        ot[no++] = (other){&a->tl[u->tl], kind, val};
+        ot[no].tl = &a->tl[u->tl], ot[no].kind = kind, ot[no].val = val, ot[no].same = 0;
+        no++;
     }
     if (!need)
         return;
     const int64_t *ps, *pe;
     size_t npc = g10_leaf_pieces(a, p, &ps, &pe);
-    double th = m->bottleneck * (1 - 1e-12);
-    for (size_t j = 0; j < no; j++) {
-        const lp_g10_use *u = &a->use[lu[mine[j]].r][lu[mine[j]].i];
-        if (u->bn_ns <= 0)
+    double th = m->bottleneck * (1 - 1e-12), saved[64];
+    int isbn[64];
+    for (size_t j = 0; j < no; j++)
+        saved[j] = 0, isbn[j] = a->use[lu[mine[j]].r][lu[mine[j]].i].bn_ns > 0;
+    for (size_t k = 0; k < npc; k++) {
+        cursors_at(a, ot, no, ps[k]);
+        uint32_t n;
+        if (piece_on_grid(a, ot, no, ps[k], pe[k], &n)) {
+            piece_savings_grid(a, ot, no, isbn, n, th, saved);
             continue;
-        const lp_g10_tl *tl = ot[j].tl;
-        other rest[64]; /* the other resources */
-        size_t nr = 0;
-        for (size_t q = 0; q < no; q++)
-            if (q != j)
-                rest[nr++] = ot[q];
-        double saved = 0;
-        for (size_t k = 0; k < npc; k++) {
+        }
+        for (size_t j = 0; j < no; j++) {
+            if (!isbn[j])
+                continue;
+            const lp_g10_tl *tl = ot[j].tl;
+            for (size_t q = 0; q < no; q++) /* the others' cursors back to the piece's start */
+                ot[q].cur = ot[q].s0;
             int64_t lo = ps[k] > tl->bound[0] ? ps[k] : tl->bound[0];
             int64_t hi = pe[k] < tl->bound[tl->nseg] ? pe[k] : tl->bound[tl->nseg];
-            for (uint32_t s = lo < hi ? g10_seg_of(a, tl, lo) : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
-                int bn = tl->u[s] >= th * tl->capacity ||
-                         (ot[j].kind == LP_G10_RULE_EXACT && tl->E[s] > 0 && tl->x[s] >= th * tl->E[s]);
-                int cont = !bn && tl->f && tl->f[s] < th; /* contended: at most 1/f faster */
-                if (!bn && !cont)
+            for (uint32_t s = lo < hi ? ot[j].s0 : tl->nseg; s < tl->nseg && tl->bound[s] < hi; s++) {
+                int cont; /* contended: at most 1/f faster */
+                if (!bn_at(&ot[j], s, th, &cont))
                     continue;
                 int64_t a0 = tl->bound[s] > lo ? tl->bound[s] : lo, a1 = tl->bound[s + 1] < hi ? tl->bound[s + 1] : hi;
-                saved += saved_in(a, rest, nr, a0, a1, th, cont ? 1 / (tl->f[s] > 0 ? tl->f[s] : 1e-9) : INFINITY);
+                saved[j] += saved_in(a, ot, no, j, a0, a1, th, hmax_at(tl, s, cont));
             }
         }
-        out[mine[j]] = saved;
     }
+    for (size_t j = 0; j < no; j++)
+        if (isbn[j])
+            out[mine[j]] = saved[j];
 }
 
-/* For every resource r and every use i of it, the time saved without r's bottleneck:
- * saved[r][i]. One sweep over the leaves with a cursor per resource (each use array is
- * read once, in order). */
-static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err)
+/* The leaves one resource's bottleneck removal shortens, with their new durations, in
+ * leaf order (few, next to the leaves: no array over every use). */
+typedef struct shortened {
+    uint32_t p;
+    int64_t dur;
+} shortened;
+typedef struct shortlist {
+    shortened *v;
+    size_t n, cap;
+} shortlist;
+
+/* Leaf p's duration once `saved` (segment time) is removed from it, or -1 if unchanged. */
+static int64_t shortened_dur(const lp_g10_attr *a, uint32_t p, double saved)
+{
+    const lp_g10_exec *x = a->x;
+    int64_t S, E;
+    int wid;
+    g10_bounds(a, p, &S, &E, &wid);
+    if (E <= S)
+        return -1;
+    double keep = 1 - saved / (double)(E - S);
+    int64_t d = x->end[p] - x->start[p];
+    int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
+    return nd < d ? nd : -1;
+}
+
+/* For every resource r, the leaves shortened without r's bottleneck: sl[r]. One sweep
+ * over the leaves with a cursor per resource (each use array is read once, in order). */
+static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
 {
     const lp_g10_model *m = a->m;
     size_t *cur = lp_calloc(m->nres + 1, sizeof *cur);
     leafuse lu[64];
     double out[64];
     lp_status st = cur ? LP_OK : nomem(err);
-    for (uint32_t r = 0; r < m->nres && !st; r++)
-        if (!(saved[r] = lp_calloc(a->nuse[r] + 1, sizeof *saved[r])))
-            st = nomem(err);
     for (uint32_t p = 0; p < a->x->n && !st; p++) {
         if (!lp_g10_is_leaf(a->x, p))
             continue;
@@ -173,54 +317,44 @@ static lp_status all_savings(const lp_g10_attr *a, double **saved, lp_error *err
             if (cur[r] < a->nuse[r] && a->use[r][cur[r]].phase == p) {
                 any |= a->use[r][cur[r]].bn_ns > 0;
                 lu[nl++] = (leafuse){r, cur[r]++};
+                if (cur[r] + 12 < a->nuse[r]) /* a dozen leaves ahead: with the timelines walked
+                                                 too, the hardware loses these streams */
+                    __builtin_prefetch(&a->use[r][cur[r] + 12]);
             }
         }
         if (!any)
             continue;
         leaf_savings(a, p, lu, nl, out);
-        for (size_t k = 0; k < nl; k++)
-            saved[lu[k].r][lu[k].i] = out[k];
+        for (size_t k = 0; k < nl && !st; k++) {
+            int64_t nd = out[k] > 0 ? shortened_dur(a, p, out[k]) : -1;
+            shortlist *l = &sl[lu[k].r];
+            if (nd < 0)
+                continue;
+            if (lp_grow_at(&l->v, &l->cap, l->n + 1, sizeof *l->v))
+                st = nomem(err);
+            else
+                l->v[l->n++] = (shortened){p, nd};
+        }
     }
     lp_free(cur);
     return st;
 }
 
-/* Leaf durations with resource r's bottleneck removed, from the savings. */
-static void apply_savings(const lp_g10_attr *a, uint32_t r, const double *saved, int64_t *dur, uint64_t *changed)
+static void free_savings(const lp_g10_attr *a, shortlist *sl)
 {
-    const lp_g10_exec *x = a->x;
-    *changed = 0;
-    for (size_t i = 0; i < a->nuse[r]; i++) {
-        uint32_t p = a->use[r][i].phase;
-        int64_t S, E;
-        int wid;
-        g10_bounds(a, p, &S, &E, &wid);
-        if (!(saved[i] > 0) || E <= S)
-            continue;
-        double keep = 1 - saved[i] / (double)(E - S);
-        int64_t d = x->end[p] - x->start[p];
-        int64_t nd = keep > 0 ? (int64_t)llround((double)d * keep) : 0;
-        if (nd < d) {
-            dur[p] = nd;
-            ++*changed;
-        }
-    }
-}
-
-static void free_savings(const lp_g10_attr *a, double **saved)
-{
-    for (uint32_t r = 0; saved && r < a->m->nres; r++)
-        lp_free(saved[r]);
-    lp_free(saved);
+    for (uint32_t r = 0; sl && r < a->m->nres; r++)
+        lp_free(sl[r].v);
+    lp_free(sl);
 }
 
 lp_status lp_g10_without_bottleneck(const lp_g10_attr *a, uint32_t r, int64_t *dur, uint64_t *changed, lp_error *err)
 {
-    double **saved = lp_calloc(a->m->nres + 1, sizeof *saved);
-    lp_status st = saved ? all_savings(a, saved, err) : nomem(err);
-    if (!st)
-        apply_savings(a, r, saved[r], dur, changed);
-    free_savings(a, saved);
+    shortlist *sl = lp_calloc(a->m->nres + 1, sizeof *sl);
+    lp_status st = sl ? all_savings(a, sl, err) : nomem(err);
+    *changed = 0;
+    for (size_t i = 0; !st && i < sl[r].n; i++)
+        dur[sl[r].v[i].p] = sl[r].v[i].dur, ++*changed;
+    free_savings(a, sl);
     return st;
 }
 
@@ -268,17 +402,31 @@ static int cmp_i64(const void *p, const void *q)
 }
 
 /* Outliers of the set of `type` under parent p: scaled down into dur; counted into v and
- * their key values into keys (exec strs -> count). sp: scratch of the set's size. */
+ * their key values into keys (exec strs -> count). *spp: scratch, grown to the set's size. */
 static lp_status set_outliers(const lp_g10_exec *x, uint32_t p, uint32_t type, const int64_t *span, int64_t *dur,
-                              int64_t *sp, lp_hmap *keys, lp_g10_issue *v, lp_error *err)
+                              int64_t **spp, size_t *cap, lp_hmap *keys, lp_g10_issue *v, lp_error *err)
 {
     size_t k = 0;
     for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c])
-        if (x->type[c] == type)
-            sp[k++] = span[c];
+        if (x->type[c] == type) {
+            if (lp_grow_at(spp, cap, k + 1, sizeof **spp))
+                return nomem(err);
+            (*spp)[k++] = span[c];
+        }
+    int64_t *sp = *spp;
     if (k < 3)
         return LP_OK;
-    qsort(sp, k, sizeof *sp, cmp_i64);
+    if (k <= 32) { /* the usual small set: insertion sort (the same order as qsort's: values only) */
+        for (size_t i = 1; i < k; i++) {
+            int64_t s = sp[i];
+            size_t j = i;
+            for (; j > 0 && sp[j - 1] > s; j--)
+                sp[j] = sp[j - 1];
+            sp[j] = s;
+        }
+    } else {
+        qsort(sp, k, sizeof *sp, cmp_i64);
+    }
     double med = k % 2 ? (double)sp[k / 2] : ((double)sp[k / 2 - 1] + (double)sp[k / 2]) / 2;
     double lim = LP_G10_OUTLIER * med;
     int64_t typical = -1; /* the longest span at or under the limit */
@@ -310,16 +458,15 @@ lp_status lp_g10_without_outliers(const lp_g10_exec *x, uint32_t type, const int
 {
     v->phases = v->instances = v->key_count = 0;
     v->key = LP_STR_NONE;
-    int64_t *sp = lp_malloc(((size_t)x->n + 1) * sizeof *sp);
+    int64_t *sp = NULL; /* scratch: the spans of one set */
+    size_t cap = 0;
     lp_hmap keys;
-    lp_status st = sp ? lp_hmap_init(&keys, 16, err) : nomem(err);
-    if (st) {
-        lp_free(sp);
+    lp_status st = lp_hmap_init(&keys, 16, err);
+    if (st)
         return st;
-    }
     for (uint32_t p = 0; p < x->n && !st; p++)
         if (x->size[p] > 1 && x->m->type[type].parent == x->type[p])
-            st = set_outliers(x, p, type, span, dur, sp, &keys, v, err);
+            st = set_outliers(x, p, type, span, dur, &sp, &cap, &keys, v, err);
     for (uint32_t i = 0; !st && i < x->n; i++) { /* the most common key, first in instance order on ties */
         uint64_t n;
         if (x->type[i] == type && x->key[i] != LP_STR_NONE && lp_hmap_get(&keys, x->key[i], &n) && n > v->key_count)
@@ -349,20 +496,49 @@ static lp_status push(lp_g10_issues *is, size_t *cap, lp_g10_issue v, lp_error *
     return LP_OK;
 }
 
-/* One candidate: replay the changed durations, record the gain. */
-static lp_status candidate(lp_g10_replay *rp, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
-                           const int64_t *dur, lp_error *err)
+/* The replays of the candidates: the DAG's (replay.c), or, when the run allows it, the
+ * spans above the changed leaves only (respan.c). */
+typedef struct replayer {
+    const lp_g10_exec *x;
+    lp_g10_replay rp;        /* built only without `incremental` */
+    g10_respan rs;
+    int incremental;
+    uint32_t *changed;   /* [n] scratch: the leaves a candidate changed */
+    size_t nchanged;
+} replayer;
+
+/* One candidate with v.saved_ns set and its changed leaves listed: replay the changed
+ * durations, record the gain. */
+static lp_status replayed(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *dur,
+                          lp_error *err)
 {
-    const lp_g10_exec *x = rp->x;
-    v.saved_ns = 0;
-    for (uint32_t i = 0; i < x->n; i++)
-        if (x->size[i] == 1)
-            v.saved_ns += base[i] - dur[i];
-    v.makespan = lp_g10_replay_run(rp, dur, NULL, NULL);
+    if (!R->incremental)
+        v.makespan = lp_g10_replay_run(&R->rp, dur, NULL, NULL);
+    else {
+        lp_status st = g10_respan_run(&R->rs, dur, R->changed, R->nchanged, &v.makespan, err);
+        if (st)
+            return st;
+    }
     v.gain_ns = is->baseline - v.makespan;
     v.gain = is->baseline > 0 ? (double)v.gain_ns / (double)is->baseline : 0;
     v.reported = v.gain_ns > 0 && v.gain >= is->threshold;
     return push(is, cap, v, err);
+}
+
+/* One candidate: the time its changed durations remove and the leaves they change,
+ * then replayed. */
+static lp_status candidate(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_issue v, const int64_t *base,
+                           const int64_t *dur, lp_error *err)
+{
+    const lp_g10_exec *x = R->x;
+    v.saved_ns = 0;
+    R->nchanged = 0;
+    for (uint32_t i = 0; i < x->n; i++)
+        if (x->size[i] == 1 && dur[i] != base[i]) {
+            v.saved_ns += base[i] - dur[i];
+            R->changed[R->nchanged++] = i;
+        }
+    return replayed(R, is, cap, v, dur, err);
 }
 
 lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err)
@@ -372,49 +548,67 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     memset(out, 0, sizeof *out);
     out->threshold = threshold >= 0 ? threshold : m->issue_min;
     out->recorded = x->end[0] - x->start[0];
-    lp_g10_replay rp;
-    lp_status st = lp_g10_replay_init(&rp, x, err);
-    if (st)
-        return st;
-    int64_t *base = lp_calloc(x->n, sizeof *base), *dur = lp_malloc(x->n * sizeof *dur);
-    int64_t *rs = lp_malloc(x->n * sizeof *rs), *re = lp_malloc(x->n * sizeof *re);
+    replayer R;
+    memset(&R, 0, sizeof R);
+    R.x = x;
+    lp_status st = LP_OK;
+    /* three arrays over the instances (fresh memory is slow to touch on some machines):
+     * the recorded durations, the baseline's spans, and the candidates' durations (which
+     * first hold the baseline's ends) */
+    int64_t *base = lp_malloc(x->n * sizeof *base), *rs = lp_malloc(x->n * sizeof *rs);
+    int64_t *dur = lp_malloc(x->n * sizeof *dur);
     size_t cap = 0;
-    if (!base || !dur || !rs || !re)
+    if (!base || !dur || !rs)
         st = nomem(err);
     for (uint32_t i = 0; !st && i < x->n; i++)
         base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
-    if (!st) {
-        out->baseline = lp_g10_replay_run(&rp, base, rs, re);
-        for (uint32_t i = 0; i < x->n; i++)
-            rs[i] = re[i] - rs[i]; /* the baseline's spans */
-    }
-    double **saved = st ? NULL : lp_calloc(m->nres + 1, sizeof *saved);
     if (!st)
-        st = saved ? all_savings(a, saved, err) : nomem(err);
-    for (uint32_t r = 0; !st && r < m->nres; r++) {
-        memcpy(dur, base, x->n * sizeof *dur);
-        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
-        apply_savings(a, r, saved[r], dur, &v.phases);
-        if (v.phases)
-            st = candidate(&rp, out, &cap, v, base, dur, err);
+        st = g10_respan_init(&R.rs, x, rs, &R.incremental, err);
+    if (!st && R.incremental) {
+        out->baseline = g10_respan_all(&R.rs, base, rs); /* the baseline's spans */
+    } else if (!st && !(st = lp_g10_replay_init(&R.rp, x, err))) {
+        out->baseline = lp_g10_replay_run(&R.rp, base, rs, dur);
+        for (uint32_t i = 0; i < x->n; i++)
+            rs[i] = dur[i] - rs[i]; /* the baseline's spans */
     }
-    free_savings(a, saved);
+    if (!st && !(R.changed = lp_malloc(((size_t)x->n + 1) * sizeof *R.changed)))
+        st = nomem(err);
+    shortlist *sl = st ? NULL : lp_calloc(m->nres + 1, sizeof *sl);
+    if (!st)
+        st = sl ? all_savings(a, sl, err) : nomem(err);
+    if (!st)
+        memcpy(dur, base, x->n * sizeof *dur);
+    for (uint32_t r = 0; !st && r < m->nres; r++) { /* dur is base outside the candidate */
+        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
+        R.nchanged = 0;
+        for (size_t i = 0; i < sl[r].n; i++) {
+            dur[sl[r].v[i].p] = sl[r].v[i].dur, v.saved_ns += base[sl[r].v[i].p] - sl[r].v[i].dur;
+            R.changed[R.nchanged++] = sl[r].v[i].p;
+        }
+        v.phases = sl[r].n;
+        if (v.phases)
+            st = replayed(&R, out, &cap, v, dur, err);
+        for (size_t i = 0; i < sl[r].n; i++)
+            dur[sl[r].v[i].p] = base[sl[r].v[i].p];
+    }
+    free_savings(a, sl);
     for (uint32_t t = 1; !st && t < m->ntypes; t++) {
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;
         memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
-            st = candidate(&rp, out, &cap, v, base, dur, err);
+            st = candidate(&R, out, &cap, v, base, dur, err);
         memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!st && !(st = lp_g10_without_outliers(x, t, rs, dur, &o, err)) && o.phases)
-            st = candidate(&rp, out, &cap, o, base, dur, err);
+            st = candidate(&R, out, &cap, o, base, dur, err);
     }
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);
-    lp_free(base), lp_free(dur), lp_free(rs), lp_free(re);
-    lp_g10_replay_release(&rp);
+    lp_free(base), lp_free(dur), lp_free(rs), lp_free(R.changed);
+    g10_respan_release(&R.rs);
+    lp_g10_replay_release(&R.rp);
     if (st)
         lp_g10_issues_release(out);
     return st;

@@ -2,15 +2,20 @@
  * DAG of the phase instances in CSR form with a topological order, and one longest-path
  * relaxation per replay.
  *
- * Nodes: 2i is the start of instance i, 2i+1 its end (a leaf's end is its start node
- * plus its duration, so 2i+1 stays unused for a leaf); then one join node per (parent
+ * Nodes: i is the start of instance i; a composite instance's end is a node of its own,
+ * n + (its rank among the composite instances); a leaf's end is its start node plus its
+ * duration (no node: half the events of a run); then one join node per (parent
  * instance, sibling type) that another sibling type runs `after`, so that "every B
  * after every A" costs |A| + |B| edges instead of |A| x |B|. Edges: parent start ->
- * child start; child end -> parent end; start -> end of a composite phase; end of an instance of a sequentially repeated type ->
- * start of the next one under the same parent (children are in order of start); end
- * of every instance of A -> join -> start of every instance of B for `B after A`; under
- * a `serial` parent, end of each child -> start of the next one (any type).
- * The topological order is Kahn's; the graph kernels being extracted into src/graph
+ * child start; child end -> parent end; start -> end of a composite phase; end of an
+ * instance of a sequentially repeated type -> start of the next one under the same
+ * parent (children are in order of start); end of every instance of A -> join -> start
+ * of every instance of B for `B after A`; under a `serial` parent, end of each child ->
+ * start of the next one (any type).
+ * The CSR is built in place from two walks of the same edges (one counting, one
+ * filling), with no edge list, and renumbered in Kahn's topological order (so a replay
+ * walks its times forward); only the arrays a replay reads are kept (fresh memory is
+ * slow to touch on some machines). The graph kernels being extracted into src/graph
  * (topological order, longest path) can replace topo() and the relaxation loop.
  */
 #include "longpole/analysis/grade10/issues.h"
@@ -20,44 +25,42 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
-typedef struct edges {
-    uint64_t *e; /* from << 32 | to */
-    size_t n, cap;
-} edges;
+/* The edges under construction: a walk either counts (first[from + 1]++, and the join
+ * nodes) or fills (succ at the cursor first[from]++). */
+typedef struct walk {
+    const lp_g10_exec *x;
+    const uint32_t *endn;    /* [n] the end node of each instance */
+    uint32_t *first, *succ;  /* NULL while counting the nodes */
+    int fill;
+    uint32_t nnodes;         /* nodes so far (joins are numbered as they are met) */
+    size_t nedges;
+} walk;
 
-static int add(edges *E, uint32_t from, uint32_t to)
+static inline void add(walk *w, uint32_t from, uint32_t to)
 {
-    if (E->n == E->cap) {
-        size_t c = E->cap ? 2 * E->cap : 4096;
-        uint64_t *ne = lp_reallocarray(E->e, c, sizeof *ne);
-        if (!ne)
-            return -1;
-        E->e = ne;
-        E->cap = c;
-    }
-    E->e[E->n++] = (uint64_t)from << 32 | to;
-    return 0;
+    w->nedges++;
+    if (!w->first)
+        return;
+    if (w->fill)
+        w->succ[w->first[from]++] = to;
+    else
+        w->first[from + 1]++;
 }
 
-/* The events of instance i: its start is node 2i; its end is node 2i + 1, except for a
- * leaf, whose end is its start node plus its duration (one node: half the events of a
- * run, and no start -> end edge). */
-static inline uint32_t S_(uint32_t i) { return 2 * i; }
-static inline uint32_t E_(const lp_g10_exec *x, uint32_t i) { return x->size[i] == 1 ? 2 * i : 2 * i + 1; }
-
-/* Sequential and `after` edges among the children of p. */
-static int sibling_edges(const lp_g10_exec *x, uint32_t p, edges *E, uint32_t *last, uint32_t *stamp, uint32_t *nnodes)
+/* Sequential and `after` edges among the children of p (last, stamp: scratch per type). */
+static void sibling_edges(walk *w, uint32_t p, uint32_t *last, uint32_t *stamp)
 {
+    const lp_g10_exec *x = w->x;
     const lp_g10_model *m = x->m;
     int serial = m->type[x->type[p]].serial;
     uint32_t prev = LP_G10_NONE;
     for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c]) {
         uint32_t t = x->type[c];
-        if (serial && prev != LP_G10_NONE && add(E, E_(x, prev), S_(c)))
-            return -1;
+        if (serial && prev != LP_G10_NONE)
+            add(w, w->endn[prev], c);
         prev = c;
-        if (m->type[t].repeat == LP_G10_SEQUENTIAL && stamp[t] == p + 1 && add(E, E_(x, last[t]), S_(c)))
-            return -1;
+        if (m->type[t].repeat == LP_G10_SEQUENTIAL && stamp[t] == p + 1)
+            add(w, w->endn[last[t]], c);
         stamp[t] = p + 1;
         last[t] = c;
     }
@@ -70,61 +73,79 @@ static int sibling_edges(const lp_g10_exec *x, uint32_t p, edges *E, uint32_t *l
             hasa |= x->type[c] == af->before, hasb |= x->type[c] == af->after;
         if (!hasa || !hasb)
             continue;
-        uint32_t g = (*nnodes)++;
-        for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c])
-            if ((x->type[c] == af->before && add(E, E_(x, c), g)) || (x->type[c] == af->after && add(E, g, S_(c))))
-                return -1;
+        uint32_t g = w->nnodes++;
+        for (uint32_t c = p + 1; c < p + x->size[p]; c += x->size[c]) {
+            if (x->type[c] == af->before)
+                add(w, w->endn[c], g);
+            else if (x->type[c] == af->after)
+                add(w, g, c);
+        }
     }
-    return 0;
 }
 
-static lp_status build_edges(const lp_g10_exec *x, edges *E, uint32_t *nnodes, lp_error *err)
+/* One walk over every edge. */
+static void walk_edges(walk *w, uint32_t *last, uint32_t *stamp)
 {
-    if ((uint64_t)x->n * 2 + x->n >= UINT32_MAX)
-        return lp_error_set(err, LP_ERR_LIMIT, "too many phase instances to replay");
-    *nnodes = 2 * x->n;
-    uint32_t *last = lp_malloc(x->m->ntypes * sizeof *last), *stamp = lp_calloc(x->m->ntypes, sizeof *stamp);
-    int bad = !last || !stamp;
-    for (uint32_t i = 0; i < x->n && !bad; i++) {
+    const lp_g10_exec *x = w->x;
+    w->nnodes = x->n;
+    for (uint32_t i = 0; i < x->n; i++)
         if (x->size[i] > 1)
-            bad = add(E, S_(i), E_(x, i));
-        if (!bad && i)
-            bad = add(E, S_(x->parent[i]), S_(i)) || add(E, E_(x, i), E_(x, x->parent[i]));
-        if (!bad && x->size[i] > 1)
-            bad = sibling_edges(x, i, E, last, stamp, nnodes);
+            w->nnodes++;
+    w->nedges = 0;
+    memset(stamp, 0, x->m->ntypes * sizeof *stamp);
+    for (uint32_t i = 0; i < x->n; i++) {
+        if (x->size[i] > 1)
+            add(w, i, w->endn[i]);
+        if (i)
+            add(w, x->parent[i], i), add(w, w->endn[i], w->endn[x->parent[i]]);
+        if (x->size[i] > 1)
+            sibling_edges(w, i, last, stamp);
+    }
+}
+
+/* The CSR of the edges (by source node; w->first[nnodes + 1], w->succ[nedges]). */
+static lp_status build_csr(walk *w, lp_error *err)
+{
+    const lp_g10_exec *x = w->x;
+    uint32_t *last = lp_malloc((x->m->ntypes + 1) * sizeof *last), *stamp = lp_malloc((x->m->ntypes + 1) * sizeof *stamp);
+    lp_status st = last && stamp ? LP_OK : nomem(err);
+    if (!st) /* the nodes and edges, counted */
+        walk_edges(w, last, stamp);
+    if (!st && (w->nedges >= UINT32_MAX || w->nnodes >= UINT32_MAX - 1))
+        st = lp_error_set(err, LP_ERR_LIMIT, "too many phase instances to replay");
+    if (!st && (!(w->first = lp_calloc((size_t)w->nnodes + 2, sizeof *w->first)) ||
+                !(w->succ = lp_malloc(w->nedges * sizeof *w->succ + 1))))
+        st = nomem(err);
+    if (!st) {
+        walk_edges(w, last, stamp); /* out-degrees */
+        for (uint32_t v = 0; v < w->nnodes; v++)
+            w->first[v + 1] += w->first[v];
+        w->fill = 1;
+        walk_edges(w, last, stamp); /* first[v] moves to the end of v's edges */
+        for (uint32_t v = w->nnodes; v > 0; v--)
+            w->first[v] = w->first[v - 1];
+        w->first[0] = 0;
     }
     lp_free(last);
     lp_free(stamp);
-    return bad ? nomem(err) : LP_OK;
+    return st;
 }
 
 /* Kahn's order of the nodes, then the CSR renumbered in that order (so a replay walks
- * its times forward), the leaves' start nodes marked, and each event's node. */
-static lp_status topo(lp_g10_replay *rp, const edges *E, lp_error *err)
+ * its times forward), the leaves' start nodes marked, and each node's position. */
+static lp_status topo(lp_g10_replay *rp, walk *w, lp_error *err)
 {
-    uint32_t n = rp->nnodes;
+    uint32_t n = w->nnodes;
     const lp_g10_exec *x = rp->x;
-    uint32_t *first = lp_calloc((size_t)n + 1, sizeof *first), *succ = lp_malloc(E->n * sizeof *succ + 1);
+    const uint32_t *first = w->first, *succ = w->succ;
     uint32_t *order = lp_malloc((size_t)n * sizeof *order + 1), *indeg = lp_calloc((size_t)n + 1, sizeof *indeg);
-    rp->first = lp_calloc((size_t)n + 1, sizeof *rp->first);
-    rp->succ = lp_malloc(E->n * sizeof *rp->succ + 1);
-    rp->leaf = lp_malloc((size_t)n * sizeof *rp->leaf + 1);
-    rp->pos = lp_malloc((size_t)n * sizeof *rp->pos + 1); /* node -> position, then kept as event -> node */
-    rp->t = lp_malloc((size_t)n * sizeof *rp->t + 1);
     lp_status st = LP_OK;
-    if (!first || !succ || !order || !indeg || !rp->first || !rp->succ || !rp->leaf || !rp->pos || !rp->t) {
+    if (!order || !indeg) {
         st = nomem(err);
         goto out;
     }
-    for (size_t i = 0; i < E->n; i++) {
-        first[(E->e[i] >> 32) + 1]++;
-        indeg[(uint32_t)E->e[i]]++;
-    }
-    for (uint32_t v = 0; v < n; v++)
-        first[v + 1] += first[v];
-    memcpy(order, first, (size_t)n * sizeof *order); /* borrowed as cursors */
-    for (size_t i = 0; i < E->n; i++)
-        succ[order[E->e[i] >> 32]++] = (uint32_t)E->e[i];
+    for (size_t i = 0; i < w->nedges; i++)
+        indeg[succ[i]]++;
     uint32_t head = 0, tail = 0;
     for (uint32_t v = 0; v < n; v++)
         if (!indeg[v])
@@ -139,7 +160,18 @@ static lp_status topo(lp_g10_replay *rp, const edges *E, lp_error *err)
         st = lp_error_set(err, LP_ERR_DATA, "the phases' precedence has a cycle (%u of %u events ordered)", tail, n);
         goto out;
     }
-    for (uint32_t k = 0; k < n; k++) /* node -> its position */
+    rp->nnodes = n;
+    rp->leaf = indeg; /* all zero now: reused */
+    indeg = NULL;
+    rp->first = lp_malloc(((size_t)n + 1) * sizeof *rp->first);
+    rp->succ = lp_malloc(w->nedges * sizeof *rp->succ + 1);
+    rp->pos = lp_malloc((size_t)n * sizeof *rp->pos + 1); /* node -> position */
+    rp->t = lp_malloc((size_t)n * sizeof *rp->t + 1);
+    if (!rp->first || !rp->succ || !rp->pos || !rp->t) {
+        st = nomem(err);
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++)
         rp->pos[order[k]] = k;
     uint32_t e = 0;
     for (uint32_t k = 0; k < n; k++) {
@@ -147,11 +179,11 @@ static lp_status topo(lp_g10_replay *rp, const edges *E, lp_error *err)
         rp->first[k] = e;
         for (uint32_t q = first[v]; q < first[v + 1]; q++)
             rp->succ[e++] = rp->pos[succ[q]];
-        rp->leaf[k] = v < 2 * x->n && !(v & 1) && x->size[v >> 1] == 1 ? v >> 1 : UINT32_MAX;
+        rp->leaf[k] = v < x->n && x->size[v] == 1 ? v : UINT32_MAX;
     }
     rp->first[n] = e;
 out:
-    lp_free(first), lp_free(succ), lp_free(order), lp_free(indeg);
+    lp_free(order), lp_free(indeg);
     return st;
 }
 
@@ -159,11 +191,19 @@ lp_status lp_g10_replay_init(lp_g10_replay *rp, const lp_g10_exec *x, lp_error *
 {
     memset(rp, 0, sizeof *rp);
     rp->x = x;
-    edges E = {0};
-    lp_status st = build_edges(x, &E, &rp->nnodes, err);
+    walk w = {x, NULL, NULL, NULL, 0, 0, 0};
+    uint32_t *endn = lp_malloc(((size_t)x->n + 1) * sizeof *endn);
+    lp_status st = endn ? LP_OK : nomem(err);
+    if ((uint64_t)x->n * 2 >= UINT32_MAX - 1)
+        st = lp_error_set(err, LP_ERR_LIMIT, "too many phase instances to replay");
+    for (uint32_t i = 0, c = x->n; !st && i < x->n; i++)
+        endn[i] = x->size[i] > 1 ? c++ : i;
+    w.endn = endn;
     if (!st)
-        st = topo(rp, &E, err);
-    lp_free(E.e);
+        st = build_csr(&w, err);
+    if (!st)
+        st = topo(rp, &w, err);
+    lp_free(endn), lp_free(w.first), lp_free(w.succ);
     if (st)
         lp_g10_replay_release(rp);
     return st;
@@ -194,12 +234,15 @@ int64_t lp_g10_replay_run(lp_g10_replay *rp, const int64_t *dur, int64_t *start,
             if (out > t[rp->succ[e]])
                 t[rp->succ[e]] = out;
     }
-    for (uint32_t i = 0; i < x->n && (start || end); i++) {
-        int64_t st = t[rp->pos[2 * i]];
+    for (uint32_t i = 0, c = x->n; i < x->n && (start || end); i++) {
+        int64_t st = t[rp->pos[i]];
         if (start)
             start[i] = st;
-        if (end)
-            end[i] = x->size[i] == 1 ? st + dur[i] : t[rp->pos[2 * i + 1]];
+        if (x->size[i] > 1 && end)
+            end[i] = t[rp->pos[c]];
+        else if (end)
+            end[i] = st + dur[i];
+        c += x->size[i] > 1;
     }
-    return x->size[0] == 1 ? dur[0] : t[rp->pos[1]] - t[rp->pos[0]];
+    return x->size[0] == 1 ? dur[0] : t[rp->pos[x->n]] - t[rp->pos[0]];
 }

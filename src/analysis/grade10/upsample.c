@@ -19,33 +19,52 @@ static inline double wt_of(const double *w, uint32_t t) { return w ? w[t] : 1.0;
 /* room_t / w_t: the level at which segment t saturates */
 static inline double level(const double *u, const double *w, double K, uint32_t t) { return (K - u[t]) / wt_of(w, t); }
 
-/* Heapsort of idx[0, n) by level (no qsort_r in C11). */
-static void sift(uint32_t *idx, size_t i, size_t n, const double *u, const double *w, double K)
+/* Heapsort of idx[0, n) by level (no qsort_r in C11); lv[i], when not NULL, holds the
+ * level of idx[i] (computed once instead of at every comparison; moved with it). */
+static inline double lv_of(const double *lv, const uint32_t *idx, size_t i, const double *u, const double *w, double K)
+{
+    return lv ? lv[i] : level(u, w, K, idx[i]);
+}
+
+static void sift(uint32_t *idx, double *lv, size_t i, size_t n, const double *u, const double *w, double K)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && level(u, w, K, idx[c + 1]) > level(u, w, K, idx[c]))
+        if (c + 1 < n && lv_of(lv, idx, c + 1, u, w, K) > lv_of(lv, idx, c, u, w, K))
             c++;
-        if (level(u, w, K, idx[c]) <= level(u, w, K, idx[i]))
+        if (lv_of(lv, idx, c, u, w, K) <= lv_of(lv, idx, i, u, w, K))
             return;
         uint32_t tmp = idx[i];
         idx[i] = idx[c];
         idx[c] = tmp;
+        if (lv) {
+            double l = lv[i];
+            lv[i] = lv[c];
+            lv[c] = l;
+        }
         i = c;
     }
 }
 
 static void sort_by_level(uint32_t *idx, size_t n, const double *u, const double *w, double K)
 {
+    double buf[512], *lv = n <= 512 ? buf : NULL; /* windows of up to 512 segments: levels computed once */
+    for (size_t i = 0; lv && i < n; i++)
+        lv[i] = level(u, w, K, idx[i]);
     for (size_t i = n / 2; i-- > 0;)
-        sift(idx, i, n, u, w, K);
+        sift(idx, lv, i, n, u, w, K);
     for (size_t end = n; end-- > 1;) {
         uint32_t tmp = idx[0];
         idx[0] = idx[end];
         idx[end] = tmp;
-        sift(idx, 0, end, u, w, K);
+        if (lv) {
+            double l = lv[0];
+            lv[0] = lv[end];
+            lv[end] = l;
+        }
+        sift(idx, lv, 0, end, u, w, K);
     }
 }
 

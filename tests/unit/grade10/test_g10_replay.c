@@ -11,6 +11,7 @@
 #include "longpole/analysis/grade10/exec.h"
 #include "longpole/analysis/grade10/attrib.h"
 #include "longpole/analysis/grade10/issues.h"
+#include "analysis/grade10/g10_int.h"
 
 #include <math.h>
 
@@ -214,6 +215,83 @@ static void test_twin(void)
     }
     CHECK_EQ_I(bad, 0);
     CHECK(runs > 3000);
+    free(b.p);
+    lp_g10_model_free(m);
+}
+
+/* The incremental replay (respan.c) against the DAG's: random runs, random leaves
+ * changed (some lengthened, some shortened, some several times), the makespans equal. */
+static void test_respan(void)
+{
+    lp_g10_model *m = model_of(rmodel);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    uint64_t seed = 5;
+    sbuf b = {0};
+    int bad = 0, usable_runs = 0, unusable = 0, compared = 0;
+    for (int c = 0; c < 2000; c++) {
+        random_ops(&seed, &b);
+        lp_g10_data d;
+        lp_diags ds;
+        lp_g10_exec *x = exec_of(m, b.p, &d, &ds);
+        if (!x) {
+            lp_g10_data_release(&d);
+            lp_diags_release(&ds);
+            continue;
+        }
+        lp_g10_replay rp;
+        lp_error err;
+        CHECK(lp_g10_replay_init(&rp, x, &err) == LP_OK);
+        int64_t *base = calloc(x->n, 8), *dur = calloc(x->n, 8), *st = calloc(x->n, 8), *span = calloc(x->n, 8);
+        uint32_t *changed = calloc(x->n + 1, 4);
+        for (uint32_t i = 0; i < x->n; i++)
+            base[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
+        lp_g10_replay_run(&rp, base, st, span);
+        for (uint32_t i = 0; i < x->n; i++)
+            span[i] -= st[i];
+        g10_respan rs;
+        int usable = 0;
+        CHECK(g10_respan_init(&rs, x, span, &usable, &err) == LP_OK);
+        usable_runs += usable, unusable += !usable;
+        if (usable) { /* the baseline without the DAG: the same spans and makespan */
+            int64_t *all = calloc(x->n, 8), mk = g10_respan_all(&rs, base, all);
+            int same = mk == (x->size[0] == 1 ? base[0] : span[0]);
+            for (uint32_t i = 0; i < x->n; i++)
+                same &= all[i] == span[i];
+            if (!same && bad++ < 3)
+                fprintf(stderr, "case %d: the baseline's spans differ from the DAG replay's\n%s", c, b.p);
+            free(all);
+        }
+        for (int rep = 0; usable && rep < 6; rep++) {
+            memcpy(dur, base, x->n * sizeof *dur);
+            size_t nch = 0;
+            for (uint32_t i = 0; i < x->n; i++)
+                if (x->size[i] == 1 && t_splitmix(&seed) % 4 == 0) {
+                    dur[i] = (int64_t)(t_splitmix(&seed) % 600);
+                    changed[nch++] = i;
+                }
+            if (nch && rep % 2)
+                changed[nch++] = changed[0]; /* a repeat */
+            rs.scan_above = rep % 3 == 0 ? 0 : rep % 3 == 1 ? SIZE_MAX : x->n / 64; /* both ways to order them */
+            int64_t m1 = lp_g10_replay_run(&rp, dur, NULL, NULL), m2 = -1;
+            CHECK(g10_respan_run(&rs, dur, changed, nch, &m2, &err) == LP_OK);
+            if (m1 != m2 && bad++ < 3)
+                fprintf(stderr, "case %d rep %d: DAG replay %lld, respan %lld\n%s", c, rep, (long long)m1,
+                        (long long)m2, b.p);
+            compared++;
+        }
+        g10_respan_release(&rs);
+        free(base), free(dur), free(st), free(span), free(changed);
+        lp_g10_replay_release(&rp);
+        lp_g10_exec_free(x);
+        lp_g10_data_release(&d);
+        lp_diags_release(&ds);
+    }
+    CHECK_EQ_I(bad, 0);
+    CHECK(compared > 3000);
+    fprintf(stderr, "respan: %d usable runs, %d left to the DAG\n", usable_runs, unusable);
+    CHECK(unusable > 0 && usable_runs > 500); /* runs against the model's order are left to the DAG */
     free(b.p);
     lp_g10_model_free(m);
 }
@@ -528,6 +606,7 @@ static void test_bottleneck(void)
 int main(void)
 {
     test_twin();
+    test_respan();
     test_no_gaps();
     test_imbalance();
     test_outlier();

@@ -28,11 +28,13 @@
 
 typedef struct lp_g10_replay {
     const lp_g10_exec *x;
-    uint32_t nnodes;         /* 2 per instance (its start and end), and one per (parent, type) joined by `after` */
+    uint32_t nnodes;         /* one per instance (its start), one per composite instance (its end; a leaf's
+                                end is its start plus its duration), one per (parent, type) joined by `after` */
     uint32_t *first;         /* [nnodes + 1] successors (CSR); nodes are numbered in a topological order */
     uint32_t *succ;
     uint32_t *leaf;          /* [nnodes] the leaf whose start this node is (its duration follows), or UINT32_MAX */
-    uint32_t *pos;           /* [nnodes] the number of event v (instance i's start is event 2i, its end 2i + 1) */
+    uint32_t *pos;           /* [nnodes] the number of event v (instance i's start is event i, the end of the
+                                k-th composite instance in instance order is event n + k) */
     int64_t *t;              /* [nnodes] scratch: earliest times */
 } lp_g10_replay;
 
