@@ -1,35 +1,8 @@
-/* alloc.c: the single allocator (see alloc.h); also the failure-injection hook.
- *
- * Large blocks (LP_HUGE_MIN and more) are advised to the kernel as wanting transparent
- * huge pages (MADV_HUGEPAGE; the common Debian setting "madvise" gives them only to
- * regions that ask). The first write to fresh memory is what the kernel charges for: on
- * the development VM, 4 KiB pages first written cost 0.8 CPU s per GB, 2 MiB pages 0.18
- * (bench/RESULTS.md, "Fresh memory"); the advice changes nothing else (same bytes, same
- * zeroing), and a kernel without THP ignores it.
- */
+/* alloc.c: the single allocator (see alloc.h); also the failure-injection hook. */
 #include "longpole/base/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#define LP_HUGE_MIN ((size_t)8 << 20)
-
-/* Advise the whole pages inside [p, p + n) of a large block to use huge pages. */
-static void *huge(void *p, size_t n)
-{
-#if defined(MADV_HUGEPAGE) && !defined(LP_FUZZING)
-    if (p && n >= LP_HUGE_MIN) {
-        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-        if (e > a)
-            (void)madvise((void *)a, e - a, MADV_HUGEPAGE); /* advice only: a refusal changes nothing */
-    }
-#else
-    (void)n;
-#endif
-    return p;
-}
 
 static long fail_after = -1; /* < 0: never fail */
 
@@ -49,7 +22,7 @@ void *lp_malloc(size_t n)
 {
     if (should_fail())
         return NULL;
-    return huge(malloc(n ? n : 1), n);
+    return malloc(n ? n : 1);
 }
 
 void *lp_calloc(size_t count, size_t size)
@@ -58,7 +31,7 @@ void *lp_calloc(size_t count, size_t size)
         return NULL;
     if (count == 0 || size == 0)
         return calloc(1, 1);
-    return huge(calloc(count, size), count * size); /* calloc checked count * size */
+    return calloc(count, size);
 }
 
 void *lp_realloc(void *p, size_t n)
