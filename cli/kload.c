@@ -39,7 +39,7 @@ static int keep_hosts(cli_kgraph *k, const lp_ktrace *kt)
         d->source = d->source_own = dup_str(s->source == LP_STR_NONE ? NULL : lp_strtab_get(&kt->strs, s->source));
         if (!d->name_own || !d->source_own)
             return -1;
-        d->nev = s->nev, d->nreordered = s->nreordered, d->nlost = s->nlost, d->nbad = s->nbad;
+        d->nev = s->nev + s->ndropped, d->nreordered = s->nreordered, d->nlost = s->nlost, d->nbad = s->nbad;
         d->nother = s->nother, d->nsock = s->nsock, d->bytes = s->bytes, d->ncpus = s->ncpus;
         d->nstreams = s->nstreams;
         d->nchunks = s->nchunks;

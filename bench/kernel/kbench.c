@@ -162,7 +162,7 @@ int main(int argc, char **argv)
             cpu += now(CLOCK_PROCESS_CPUTIME_ID) - c0;
             wall += now(CLOCK_MONOTONIC) - w0;
             for (uint32_t h = 0; h < kt->nhosts; h++, hosts++) {
-                ev += kt->host[h].nev;
+                ev += kt->host[h].nev + kt->host[h].ndropped;
                 bytes += kt->host[h].bytes;
             }
             lp_ktrace_free(kt);
@@ -175,7 +175,9 @@ int main(int argc, char **argv)
         return 0;
     }
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-    lp_status st = lp_ktrace_read((const char *const *)argv + a, (size_t)(argc - a), &ds, &kt, &err);
+    /* --digest and --dump look at every event (unused ones included) */
+    lp_status st = lp_ktrace_read_flags((const char *const *)argv + a, (size_t)(argc - a),
+                                        dig || dump ? LP_KREAD_ALL : 0, &ds, &kt, &err);
     double w1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_PROCESS_CPUTIME_ID);
     for (size_t i = 0; i < ds.nkept; i++) {
         char line[1200];
@@ -193,7 +195,7 @@ int main(int argc, char **argv)
         const lp_khost *k = &kt->host[h];
         printf("host=%s events=%llu cpus=%u streams=%u reordered=%llu lost=%llu bad=%llu other=%llu socks=%llu "
                "threads=%llu bytes=%llu cpu_s=%.3f wall_s=%.3f peak_mb=%.0f\n",
-               S(kt, k->name), (unsigned long long)k->nev, k->ncpus, k->nstreams, (unsigned long long)k->nreordered,
+               S(kt, k->name), (unsigned long long)(k->nev + k->ndropped), k->ncpus, k->nstreams, (unsigned long long)k->nreordered,
                (unsigned long long)k->nlost, (unsigned long long)k->nbad, (unsigned long long)k->nother,
                (unsigned long long)k->nsock, quick ? ~0ull : (unsigned long long)count_threads(k), (unsigned long long)k->bytes,
                c1 - c0, w1 - w0, (double)ru.ru_maxrss / 1024.0);

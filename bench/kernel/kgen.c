@@ -2,7 +2,7 @@
  * reader round-trip test (tests/scripts/test_kernel_roundtrip.sh).
  *
  *   kgen ftrace [--bytes N] TRACE...   ftrace text (tracefs `trace` layout, ns stamps)
- *       of the events of TRACE (read with lp_ktrace_read), replicated until N bytes:
+ *       of the events of TRACE (read with lp_ktrace_read_flags, LP_KREAD_ALL), replicated until N bytes:
  *       copy r is shifted by r x (the trace's span + 1 s), its thread ids moved by
  *       r x 1,000,000 (0, the idle thread, stays), its timer / skb keys and TCP sequence
  *       numbers moved too. Only the events ftrace has a text form for are written (the
@@ -218,7 +218,7 @@ static int gen_ctf(int argc, char **argv)
     lp_diags_init(&ds, 4);
     lp_error err;
     lp_ktrace *kt;
-    if (lp_ktrace_read((const char *const *)argv + a, (size_t)(argc - a), &ds, &kt, &err)) {
+    if (lp_ktrace_read_flags((const char *const *)argv + a, (size_t)(argc - a), LP_KREAD_ALL, &ds, &kt, &err)) {
         fprintf(stderr, "kgen: %s\n", err.msg);
         return 1;
     }
@@ -483,7 +483,7 @@ int main(int argc, char **argv)
     lp_diags_init(&ds, 4);
     lp_error err;
     lp_ktrace *kt;
-    if (lp_ktrace_read((const char *const *)argv + a, (size_t)(argc - a), &ds, &kt, &err)) {
+    if (lp_ktrace_read_flags((const char *const *)argv + a, (size_t)(argc - a), LP_KREAD_ALL, &ds, &kt, &err)) {
         fprintf(stderr, "kgen: %s\n", err.msg);
         return 1;
     }

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
             return die("read", &err);
         t_read = now() - t, t = now();
         for (uint32_t h = 0; h < kt->nhosts; h++)
-            nev += kt->host[h].nev;
+            nev += kt->host[h].nev + kt->host[h].ndropped;
         if (lp_kmatch_run(kt, &m, &err))
             return die("match", &err);
         t_match = now() - t, t = now();

@@ -71,8 +71,8 @@ lp_status lp_keci_pack_host(const lp_ktrace *kt, uint32_t h, uint32_t index, int
             lp_dbuf_u32(out, lp_strtab_len(&kt->strs, list[s]));
             lp_dbuf_put(out, lp_strtab_get(&kt->strs, list[s]), lp_strtab_len(&kt->strs, list[s]));
         }
-        uint64_t fig[] = {name, source, H->ncpus, H->nev, H->nreordered, H->nlost, H->nother, H->nbad, H->nstreams,
-                          H->bytes, H->nchunks};
+        uint64_t fig[] = {name, source, H->ncpus, H->nev + H->ndropped, H->nreordered, H->nlost, H->nother, H->nbad, H->nstreams,
+                          H->bytes, H->nchunks, H->ndropped};
         lp_dbuf_put(out, fig, sizeof fig);
         lp_dbuf_u64(out, nev);
         lp_dbuf_put(out, ev, nev * sizeof *ev);
@@ -153,7 +153,7 @@ lp_status lp_keci_unpack_host(lp_drd *r, lp_ktrace *kt, uint32_t *index, uint64_
     lp_str *ids = NULL;
     uint32_t nstr = 0;
     lp_status st = unpack_strings(r, kt, &ids, &nstr, err);
-    uint64_t fig[11];
+    uint64_t fig[12];
     const void *p = st ? NULL : lp_drd_get(r, sizeof fig);
     uint64_t nev = p ? lp_drd_u64(r) : 0;
     if (!st && (!p || r->bad || nev > (r->n - r->off) / sizeof(lp_kev)))
@@ -190,6 +190,7 @@ lp_status lp_keci_unpack_host(lp_drd *r, lp_ktrace *kt, uint32_t *index, uint64_
         H->ncpus = (uint32_t)fig[2];
         H->nreordered = fig[4], H->nlost = fig[5], H->nother = fig[6], H->nbad = fig[7];
         H->nstreams = (uint32_t)fig[8], H->bytes = fig[9], H->nchunks = (uint32_t)fig[10];
+        H->ndropped = skeleton ? 0 : fig[11]; /* a skeleton's nev is its own: the read count is *nev_read */
         if (nev_read)
             *nev_read = fig[3];
         if (badref || r->bad)

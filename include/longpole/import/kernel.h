@@ -27,7 +27,8 @@
 #include "longpole/base/diag.h"
 
 typedef enum lp_kev_type {
-    LP_KEV_SCHED_SWITCH = 0, /* tid = prev_tid, tid2 = next_tid, a = prev_state (raw), name = next_comm, name2 = prev_comm */
+    LP_KEV_SCHED_SWITCH = 0, /* tid = prev_tid, tid2 = next_tid, a = prev_state (raw), name = next_comm, name2 = prev_comm
+                                (b: see LP_KEVF_PREV) */
     LP_KEV_SCHED_WAKING,     /* tid = target, a = target_cpu, name = comm (sched_waking: in the waker's context) */
     LP_KEV_SCHED_WAKEUP,     /* tid = target, a = target_cpu, name = comm */
     LP_KEV_SCHED_WAKEUP_NEW, /* tid = target, a = target_cpu, name = comm */
@@ -95,6 +96,10 @@ typedef enum lp_kev_type {
  * builder trusts it over its own state and infers a context switch the trace lost when
  * the two disagree. */
 #define LP_KEVF_CTX 0x1u
+/* LP_KEVF_PREV (on LP_KEV_SCHED_SWITCH only): the event just before it on its CPU was an
+ * unused one the reader did not keep (lp_khost.ndropped); member b holds that event's
+ * stamp (ns, host clock), which the graph needs when it infers a lost switch. */
+#define LP_KEVF_PREV 0x2u
 
 typedef struct lp_kev {
     int64_t ts;      /* ns, host clock */
@@ -138,6 +143,11 @@ typedef struct lp_khost {
     uint32_t nstreams;  /* CTF data streams (ftrace: CPUs seen) */
     uint64_t bytes;     /* size of the input read (stream files or text) */
     uint32_t nchunks;   /* traces joined into this host (pieces of one run in time order), >= 1 */
+    /* LP_KEV_OTHER events not kept in ev[] (counted in nother; nev + ndropped events were
+     * read). A host whose events carry no tracer context keeps only the first and last
+     * event of each stream among them: nothing in the graph reads them but their CPU's
+     * latest stamp, which the next switch carries (LP_KEVF_PREV). 0 with LP_KREAD_ALL. */
+    uint64_t ndropped;
 } lp_khost;
 
 /* The addresses of socket `sk` at time `ts` (the latest entry learnt at or before ts,
@@ -161,6 +171,12 @@ void lp_ktrace_free(lp_ktrace *kt);
  * (libbabeltrace2 missing). */
 lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diags, lp_ktrace **out,
                          lp_error *err);
+
+/* lp_ktrace_read with flags: LP_KREAD_ALL keeps every event in ev[] (no unused event
+ * dropped: tools that rewrite the events, such as the benchmark's trace generator). */
+#define LP_KREAD_ALL 0x1u
+lp_status lp_ktrace_read_flags(const char *const *paths, size_t npaths, unsigned flags, lp_diags *diags,
+                               lp_ktrace **out, lp_error *err);
 
 /* Read ftrace text from memory as one host named `name` (the fuzz target and tests). */
 lp_status lp_ktrace_read_ftrace_mem(const void *data, size_t n, const char *name, lp_diags *diags,

@@ -611,6 +611,8 @@ static void contexts(khost *k, const lp_kev *e, int64_t t)
 static void event(khost *k, const lp_kev *e)
 {
     int64_t t = k->in->clock ? lp_kclock_apply(k->in->clock, e->ts) : e->ts;
+    if (e->kfl & LP_KEVF_PREV) /* the reader dropped the unused event just before it */
+        k->cpu[e->cpu].last = k->in->clock ? lp_kclock_apply(k->in->clock, e->b) : e->b;
     if (e->type != LP_KEV_STATEDUMP_PROCESS)
         resync(k, e, t);
     k->cpu[e->cpu].last = t;
@@ -678,7 +680,7 @@ lp_status khost_build(const khost_in *in, khost_out *out, lp_error *err)
         st = k.st;
     for (uint32_t w = 0; !st && w < k.p->nw; w++)
         flush(&k, w);
-    out->st.nevents = h->nev;
+    out->st.nevents = h->nev + h->ndropped;
     out->st.nreordered = h->nreordered;
     out->st.nlost = h->nlost;
     lp_free(k.cpu);

@@ -75,6 +75,7 @@ static lp_status join(const lp_ktrace *kt, const uint32_t *idx, uint32_t n, lp_k
         j.nev += h->nev, j.nsock += h->nsock;
         j.ncpus = h->ncpus > j.ncpus ? h->ncpus : j.ncpus;
         j.nreordered += h->nreordered, j.nlost += h->nlost, j.nother += h->nother, j.nbad += h->nbad;
+        j.ndropped += h->ndropped;
         j.nstreams += h->nstreams, j.bytes += h->bytes;
         j.nchunks += h->nchunks ? h->nchunks : 1;
     }

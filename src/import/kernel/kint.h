@@ -109,6 +109,8 @@ typedef struct khb {
     uint32_t nst, capst;
     uint32_t ncpus;     /* 1 + highest CPU seen, or what the trace declares */
     uint64_t nlost, nbad, bytes;
+    uint64_t nctx;      /* events pushed with the tracer's own context (ctx_tid >= 0) */
+    int keep_all;       /* LP_KREAD_ALL: drop no unused event (khb_finish) */
     lp_str name, source;
 } khb;
 
@@ -122,7 +124,10 @@ lp_status khb_str(khb *b, const char *s, size_t n, lp_str *out, lp_error *err);
  * component (every reader does the same). */
 lp_status khb_name(khb *b, int kind, const char *s, size_t n, lp_str *out, lp_error *err);
 /* Merge the streams into a new host of b->kt (appended to kt->host). The builder's
- * streams are freed either way. */
+ * streams are freed either way. Unless b->keep_all or some event carried the tracer's
+ * context, LP_KEV_OTHER events that are not the first or last of their stream are not
+ * kept (lp_khost.ndropped; the next switch on their CPU carries the stamp of the one just
+ * before it, LP_KEVF_PREV). */
 lp_status khb_finish(khb *b, lp_error *err);
 /* Order of lp_ksock entries: by (sk, ts). */
 int khost_sock_cmp(const void *x, const void *y);
@@ -148,6 +153,13 @@ lp_status lp_kctf_direct_mem(khb *b, const char *meta, size_t nmeta, const unsig
                              lp_error *err);
 /* ftrace text (ftrace.c). */
 lp_status lp_kftrace_read(khb *b, const char *data, size_t n, lp_error *err);
+
+/* What one lp_ktrace_read call shares between its hosts: the spare stream arrays (NULL:
+ * no reuse) and its flags (LP_KREAD_*). */
+typedef struct kread {
+    kspare *spare;
+    unsigned flags;
+} kread;
 
 /* Allocate an empty lp_ktrace (string table initialised). */
 lp_status lp_ktrace_new(lp_ktrace **out, lp_error *err);

@@ -94,11 +94,12 @@ static lp_status host_default_name(khb *b, const char *path, lp_error *err)
     return st;
 }
 
-static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, kspare *sp, lp_error *err)
+static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, const kread *rc, lp_error *err)
 {
     khb b;
     khb_init(&b, kt, diags, dir);
-    b.spare = sp;
+    b.spare = rc->spare;
+    b.keep_all = (rc->flags & LP_KREAD_ALL) != 0;
     lp_status st = lp_kctf_read(&b, dir, err);
     if (!st)
         st = host_default_name(&b, dir, err);
@@ -109,7 +110,7 @@ static lp_status read_ctf_host(lp_ktrace *kt, const char *dir, lp_diags *diags, 
     return khb_finish(&b, err);
 }
 
-static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *diags, kspare *sp, lp_error *err)
+static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *diags, const kread *rc, lp_error *err)
 {
     lp_input *in;
     lp_status st = lp_input_open(&in, path, err);
@@ -129,7 +130,8 @@ static lp_status read_ftrace_host(lp_ktrace *kt, const char *path, lp_diags *dia
     if (!st) {
         khb b;
         khb_init(&b, kt, diags, path);
-        b.spare = sp;
+        b.spare = rc->spare;
+        b.keep_all = (rc->flags & LP_KREAD_ALL) != 0;
         st = lp_kftrace_read(&b, buf, n, err);
         if (!st)
             st = host_default_name(&b, path, err);
@@ -150,12 +152,12 @@ static int name_cmp(const void *x, const void *y)
 }
 
 /* Read every CTF trace below `dir` (depth <= 4) in name order; *found counts them. */
-static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *diags, int *found, kspare *sp,
+static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *diags, int *found, const kread *rc,
                            lp_error *err)
 {
     if (has_metadata(dir)) {
         ++*found;
-        return read_ctf_host(kt, dir, diags, sp, err);
+        return read_ctf_host(kt, dir, diags, rc, err);
     }
     if (depth >= 4)
         return LP_OK;
@@ -184,21 +186,21 @@ static lp_status read_tree(lp_ktrace *kt, const char *dir, int depth, lp_diags *
         qsort(names, n, sizeof *names, name_cmp);
     for (size_t i = 0; i < n && !st; i++)
         if (is_dir(names[i]))
-            st = read_tree(kt, names[i], depth + 1, diags, found, sp, err);
+            st = read_tree(kt, names[i], depth + 1, diags, found, rc, err);
     for (size_t i = 0; i < n; i++)
         lp_free(names[i]);
     lp_free(names);
     return st;
 }
 
-static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, kspare *sp, lp_error *err)
+static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, const kread *rc, lp_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
         return lp_error_set(err, LP_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (S_ISDIR(sb.st_mode)) {
         int found = 0;
-        lp_status st = read_tree(kt, path, 0, diags, &found, sp, err);
+        lp_status st = read_tree(kt, path, 0, diags, &found, rc, err);
         if (!st && !found)
             st = lp_error_set(err, LP_ERR_FORMAT,
                               "'%s' is not a CTF trace: no 'metadata' file in it or in its subdirectories", path);
@@ -212,13 +214,19 @@ static lp_status read_path(lp_ktrace *kt, const char *path, lp_diags *diags, ksp
             return lp_error_set(err, LP_ERR_ARG, "path too long: '%s'", path);
         memcpy(dir, base ? path : ".", n);
         dir[n] = '\0';
-        return read_ctf_host(kt, dir, diags, sp, err);
+        return read_ctf_host(kt, dir, diags, rc, err);
     }
-    return read_ftrace_host(kt, path, diags, sp, err);
+    return read_ftrace_host(kt, path, diags, rc, err);
 }
 
 lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diags, lp_ktrace **out,
                          lp_error *err)
+{
+    return lp_ktrace_read_flags(paths, npaths, 0, diags, out, err);
+}
+
+lp_status lp_ktrace_read_flags(const char *const *paths, size_t npaths, unsigned flags, lp_diags *diags,
+                               lp_ktrace **out, lp_error *err)
 {
     *out = NULL;
     if (npaths == 0)
@@ -226,8 +234,9 @@ lp_status lp_ktrace_read(const char *const *paths, size_t npaths, lp_diags *diag
     lp_ktrace *kt;
     lp_status st = lp_ktrace_new(&kt, err);
     kspare *sp = st ? NULL : lp_calloc(1, sizeof *sp); /* NULL: no reuse (nothing else changes) */
+    kread rc = {sp, flags};
     for (size_t i = 0; i < npaths && !st; i++) {
-        st = read_path(kt, paths[i], diags, sp, err);
+        st = read_path(kt, paths[i], diags, &rc, err);
         if (st)
             lp_error_push(err, "reading kernel trace '%s'", paths[i]);
     }

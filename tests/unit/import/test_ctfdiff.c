@@ -35,7 +35,7 @@ static lp_ktrace *rd(const char *dir, const char *mode)
     lp_ktrace *kt = NULL;
     lp_error err;
     const char *paths[] = {dir};
-    lp_status st = lp_ktrace_read(paths, 1, &DS, &kt, &err);
+    lp_status st = lp_ktrace_read_flags(paths, 1, LP_KREAD_ALL, &DS, &kt, &err); /* every event compared */
     if (st)
         fprintf(stderr, "%s (%s): %s\n", dir, mode, err.msg);
     CHECK(st == LP_OK);

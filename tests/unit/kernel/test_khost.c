@@ -7,7 +7,11 @@
  * The twin does it the plain way: a full stable sort of every event by (stamp, stream,
  * push order), a forward pass and a backward pass over the whole host (what khost.c did
  * before the passes were fused). Hosts are built one after another through one set of
- * spare stream arrays (as lp_ktrace_read does) and again without: same answers. */
+ * spare stream arrays (as lp_ktrace_read does) and again without: same answers. Half the
+ * hosts carry no tracer context: there the unused events (LP_KEV_OTHER) that are not the
+ * first or last of their stream are not kept, and the twin removes them from its merged
+ * list afterwards, giving each switch that follows dropped events of its CPU the last
+ * one's stamp (LP_KEVF_PREV). */
 #include "ktest.h"
 #include "import/kernel/kint.h"
 
@@ -64,7 +68,7 @@ static void naive_context(tev *t, size_t n, uint32_t ncpus)
 static int32_t rtid(void) { return rnd(10) == 0 ? -1 : (int32_t)(1 + rnd(6)); }
 
 /* One random host of n events on ncpus CPUs (one stream each). */
-static size_t random_host(tev *t, size_t n, uint32_t ncpus)
+static size_t random_host(tev *t, size_t n, uint32_t ncpus, int withctx)
 {
     int64_t clock[8] = {0};
     for (size_t i = 0; i < n; i++) {
@@ -77,7 +81,7 @@ static size_t random_host(tev *t, size_t n, uint32_t ncpus)
         memset(&e, 0, sizeof e);
         e.ts = ts;
         e.cpu = cpu;
-        e.ctx_tid = rnd(6) == 0 ? rtid() : -1; /* sometimes the tracer's own context */
+        e.ctx_tid = withctx && rnd(6) == 0 ? rtid() : -1; /* sometimes the tracer's own context */
         e.name = e.name2 = LP_STR_NONE;
         uint32_t k = rnd(10);
         if (k < 4) {
@@ -89,7 +93,7 @@ static size_t random_host(tev *t, size_t n, uint32_t ncpus)
             e.tid = rtid();
             e.a = rnd(2) ? 6 : 1;
             e.b = rnd(5) == 0 ? -1 : (int64_t)rnd(ncpus + 1);
-        } else if (k == 5) {
+        } else if (k == 5 || (!withctx && k >= 8)) {
             e.type = LP_KEV_OTHER;
         } else {
             e.type = LP_KEV_SCHED_WAKEUP;
@@ -124,10 +128,12 @@ int main(void)
     CHECK(lp_ktrace_new(&a, &err) == LP_OK && lp_ktrace_new(&b, &err) == LP_OK);
     kspare *sp = calloc(1, sizeof *sp);
     CHECK(sp != NULL);
-    size_t bad_ctx = 0, bad_order = 0, bad_counts = 0;
+    size_t bad_ctx = 0, bad_order = 0, bad_counts = 0, bad_prev = 0;
+    uint64_t ndropped_total = 0;
     for (int h = 0; h < HOSTS; h++) {
         uint32_t ncpus = 1 + rnd(4);
-        size_t n = random_host(t, rnd(MAXN + 1), ncpus);
+        int withctx = h % 2;
+        size_t n = random_host(t, rnd(MAXN + 1), ncpus, withctx);
         /* the builder, through the spares (a) and without (b) */
         CHECK(build(a, t, n, sp) == 0);
         CHECK(build(b, t, n, NULL) == 0);
@@ -146,17 +152,51 @@ int main(void)
         memcpy(twin, t, n * sizeof *t);
         qsort(twin, n, sizeof *twin, tev_cmp);
         naive_context(twin, n, ncpus);
+        /* without a context anywhere: the unused events inside their stream go */
+        uint64_t ndrop = 0;
+        int any_ctx = 0;
+        for (size_t i = 0; i < n; i++)
+            any_ctx |= t[i].e.ctx_tid >= 0;
+        if (!any_ctx) {
+            size_t first[8], last[8], m = 0;
+            int64_t pend[8];
+            for (uint32_t s = 0; s < 8; s++)
+                first[s] = last[s] = SIZE_MAX, pend[s] = INT64_MIN;
+            for (size_t i = 0; i < n; i++) {
+                uint32_t s = twin[i].stream;
+                first[s] = first[s] == SIZE_MAX ? i : first[s];
+                last[s] = i;
+            }
+            for (size_t i = 0; i < n; i++) {
+                lp_kev *e = &twin[i].e;
+                uint32_t s = twin[i].stream;
+                if (e->type == LP_KEV_OTHER && i != first[s] && i != last[s]) {
+                    pend[e->cpu] = e->ts;
+                    ndrop++;
+                    continue;
+                }
+                if (e->type == LP_KEV_SCHED_SWITCH && pend[e->cpu] != INT64_MIN)
+                    e->b = pend[e->cpu], e->kfl |= LP_KEVF_PREV;
+                pend[e->cpu] = INT64_MIN;
+                twin[m++] = twin[i];
+            }
+            ndropped_total += ndrop;
+        }
+        size_t nkept = n - ndrop;
         for (int which = 0; which < 2; which++) {
             const lp_khost *H = which ? &b->host[b->nhosts - 1] : &a->host[a->nhosts - 1];
-            if (H->nev != n || H->nreordered != nout || H->nother != nother) {
+            if (H->nev != nkept || H->ndropped != ndrop || H->nreordered != nout || H->nother != nother) {
                 bad_counts++;
                 continue;
             }
-            for (size_t i = 0; i < n; i++) {
+            for (size_t i = 0; i < nkept; i++) {
                 if (H->ev[i].key != twin[i].e.key)
                     bad_order++;
                 else if (H->ev[i].ctx_tid != twin[i].e.ctx_tid)
                     bad_ctx++;
+                else if ((H->ev[i].kfl & LP_KEVF_PREV) != (twin[i].e.kfl & LP_KEVF_PREV) ||
+                         ((H->ev[i].kfl & LP_KEVF_PREV) && H->ev[i].b != twin[i].e.b))
+                    bad_prev++;
             }
         }
         /* keep memory flat: the hosts are checked, free their events */
@@ -166,6 +206,8 @@ int main(void)
     CHECK_EQ_I(bad_counts, 0);
     CHECK_EQ_I(bad_order, 0);
     CHECK_EQ_I(bad_ctx, 0);
+    CHECK_EQ_I(bad_prev, 0);
+    CHECK(ndropped_total > 10000); /* the drop was exercised */
     kspare_release(sp);
     free(sp);
     lp_ktrace_free(a);
