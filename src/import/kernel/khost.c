@@ -12,7 +12,7 @@
  *  4. the per-socket address table: inet_connect / inet_accept give a socket's
  *     addresses, inet_sock_clone copies the listening socket's to the new one (in time
  *     order, so a reused socket address gets its addresses of the time);
- *  5. (with 2, or with 3 for a host of one stream) unused events not kept: when no event
+ *  5. (while merging) unused events not kept: when no event
  *     of the host carries the tracer's context, an LP_KEV_OTHER event that is not the
  *     first or last of its stream affects nothing but its CPU's latest stamp (the graph's
  *     estimate of when a lost switch happened on an idle CPU), so it is dropped and the
@@ -183,7 +183,7 @@ static lp_status stream_sort(kstream *k, lp_error *err)
     return LP_OK;
 }
 
-/* ---- 5. unused events not kept (applied while merging, or in the pass of a one-stream host) ---- */
+/* ---- 5. unused events not kept (applied while merging) ------------------------------------ */
 
 typedef struct kdrop {
     int on;          /* dropping applies to this host */
@@ -268,20 +268,22 @@ static void sift_down(mhead *h, size_t n, size_t i)
     }
 }
 
-/* *taken: the host is one stream's array (unused events still in it, for host_pass). */
-static lp_status merge_streams(khb *b, kdrop *d, lp_kev **out, uint64_t *nout, int *taken, lp_error *err)
+/* Merged into a new array, unused events dropped (d). A host of one stream with nothing to
+ * drop takes that stream's array; with events to drop it is copied too: its kept events
+ * go to memory sized for them and the stream's array goes back to the spares, so the
+ * next host writes into memory already touched instead of fresh pages. */
+static lp_status merge_streams(khb *b, kdrop *d, lp_kev **out, uint64_t *nout, lp_error *err)
 {
     size_t total = 0, live = 0;
     for (uint32_t s = 0; s < b->nst; s++) {
         total += b->st[s].n;
         live += b->st[s].n > 0;
     }
-    if (live <= 1) { /* one stream: take its array */
+    if (live <= 1 && !d->on) { /* one stream: take its array */
         for (uint32_t s = 0; s < b->nst; s++)
             if (b->st[s].n) {
                 *out = b->st[s].ev;
                 *nout = b->st[s].n;
-                *taken = 1;
                 b->st[s].ev = NULL;
                 b->st[s].n = b->st[s].cap = 0;
                 return LP_OK;
@@ -290,8 +292,8 @@ static lp_status merge_streams(khb *b, kdrop *d, lp_kev **out, uint64_t *nout, i
         *nout = 0;
         return LP_OK;
     }
-    lp_kev *ev = lp_malloc(total * sizeof *ev);
-    mhead *h = lp_malloc(live * sizeof *h);
+    lp_kev *ev = lp_malloc((total ? total : 1) * sizeof *ev);
+    mhead *h = lp_malloc((live ? live : 1) * sizeof *h);
     if (!ev || !h) {
         lp_free(ev);
         lp_free(h);
@@ -366,11 +368,10 @@ static lp_status sock_event(lp_kev *e, lp_ksock **tab, size_t *cap, size_t *n, l
  * count of LP_KEV_OTHER. An event left without a thread takes the prev_tid of the next
  * switch on its CPU: a second pass, backwards from the last such switch only (`fill`:
  * usually a short prefix of the host). */
-static lp_status host_pass(lp_khost *h, kdrop *d, lp_error *err)
+static lp_status host_pass(lp_khost *h, lp_error *err)
 {
     lp_kev *ev = h->ev;
     uint64_t n = h->nev, nother = 0, fill = 0; /* the backward pass covers [0, fill) */
-    uint64_t j = 0;                            /* events kept (d: a one-stream host's, compacted) */
     uint32_t ncpus = h->ncpus;
     int32_t *cur = lp_malloc((size_t)ncpus * sizeof *cur);
     uint8_t *waiting = lp_calloc(ncpus, 1); /* an event of this CPU waits for its next switch */
@@ -387,14 +388,6 @@ static lp_status host_pass(lp_khost *h, kdrop *d, lp_error *err)
         cur[c] = -1;
     for (uint64_t i = 0; i < n && !st; i++) {
         lp_kev *e = &ev[i];
-        if (d) {
-            if (drop_step(d, e, i == 0 || i == n - 1))
-                continue;
-            if (j != i)
-                ev[j] = *e;
-            e = &ev[j];
-        }
-        j++;
         if (e->type == LP_KEV_STATEDUMP_PROCESS && e->a == STATEDUMP_RUN && e->b >= 0 && e->b < ncpus &&
             cur[e->b] < 0)
             cur[e->b] = e->tid;
@@ -404,7 +397,7 @@ static lp_status host_pass(lp_khost *h, kdrop *d, lp_error *err)
             e->ctx_tid = e->type == LP_KEV_SCHED_SWITCH && cur[e->cpu] < 0 ? e->tid : cur[e->cpu];
         if (e->type == LP_KEV_SCHED_SWITCH) {
             if (waiting[e->cpu])
-                waiting[e->cpu] = 0, fill = j;
+                waiting[e->cpu] = 0, fill = i + 1;
             cur[e->cpu] = e->tid2;
         } else {
             if (e->ctx_tid < 0)
@@ -422,11 +415,6 @@ static lp_status host_pass(lp_khost *h, kdrop *d, lp_error *err)
         lp_free(tab);
         return st;
     }
-    if (j < n && j) { /* a one-stream host's dropped events: give their memory back */
-        lp_kev *t = lp_realloc(ev, j * sizeof *ev);
-        h->ev = ev = t ? t : ev;
-    }
-    h->nev = j;
     for (uint32_t c = 0; c < ncpus; c++)
         cur[c] = -1;
     for (uint64_t i = fill; i-- > 0;) {
@@ -472,7 +460,6 @@ lp_status khb_finish(khb *b, lp_error *err)
     memset(&h, 0, sizeof h);
     lp_status st = LP_OK;
     kdrop d;
-    int taken = 0;
     for (uint32_t s = 0; s < b->nst && !st; s++) {
         st = stream_sort(&b->st[s], err);
         h.nreordered += b->st[s].nout;
@@ -482,10 +469,10 @@ lp_status khb_finish(khb *b, lp_error *err)
     else
         memset(&d, 0, sizeof d);
     if (!st)
-        st = merge_streams(b, &d, &h.ev, &h.nev, &taken, err);
+        st = merge_streams(b, &d, &h.ev, &h.nev, err);
     h.ncpus = b->ncpus ? b->ncpus : 1;
     if (!st)
-        st = host_pass(&h, taken && d.on ? &d : NULL, err);
+        st = host_pass(&h, err);
     drop_release(&d);
     h.ndropped = d.n;
     h.nother += d.n;
