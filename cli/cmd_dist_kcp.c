@@ -14,7 +14,9 @@
 #include "dkcp.h"
 #include "longpole/base/alloc.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef struct dkcp_args {
@@ -171,6 +173,11 @@ static int run_al1(dk_run *R, cli_kquery *q, const cli_kout *o)
             return LP_EXIT_NOMEM;
         }
         snprintf(file, len, "%s/al1%s", a->index, LP_KINDEX_EXT);
+        if (mkdir(a->index, 0777) != 0 && errno != EEXIST) {
+            cli_dist_err(R->k.D, "cannot create the index directory '%s': %s", a->index, strerror(errno));
+            lp_free(file);
+            return LP_EXIT_IO;
+        }
     }
     cli_kload lo = {a->no_sync, file, a->quiet, (size_t)a->max_diags, a->verify};
     cli_kgraph kg;

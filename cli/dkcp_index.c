@@ -93,6 +93,10 @@ int dk_idx_open(dkcp *k)
     struct stat sb;
     if (stat(k->idx_path, &sb) != 0 && errno == ENOENT) {
         lp_free(paths);
+        if (mkdir(k->index_dir, 0777) != 0 && errno != EEXIST) { /* DIR itself, on this node */
+            cli_dist_err(k->D, "cannot create the index directory '%s': %s", k->index_dir, strerror(errno));
+            return LP_EXIT_IO;
+        }
         return -1;
     }
     lp_error err;
