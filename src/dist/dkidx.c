@@ -83,8 +83,12 @@ lp_status lp_dkidx_read_mem(const void *buf, size_t n, const char *name, lp_dkid
         return bad(err, name, n, "truncated (shorter than its header)");
     uint64_t sum;
     memcpy(&sum, (const uint8_t *)buf + n - 8, 8);
+#ifndef LP_FUZZING /* fuzzing: the checks behind the checksum are what is exercised */
     if (sum != lp_hash_bytes(buf, n - 8))
         return lp_error_set(err, LP_ERR_CHECKSUM, "%s: byte %zu: checksum mismatch", name, n - 8);
+#else
+    (void)sum;
+#endif
     lp_drd r = lp_drd_init(buf, n - 8);
     lp_drd_get(&r, 8);
     if (lp_drd_u32(&r) != LP_DKIDX_VERSION)

@@ -156,15 +156,31 @@ fi
 # ---- a host trace missing or corrupt: an error naming the rank and the file ------------
 mpi 4 --algo al3 --thread 7421 "${scp[@]}" "$tmp/no-such-trace" > "$tmp/o.txt" 2> "$tmp/err"
 rc=$?
-[ $rc != 0 ] && [ $rc != 124 ] || bad "a missing host trace: exit $rc"
+[ $rc = 3 ] || bad "a missing host trace: exit $rc, not 3 (cp --thread's for a missing trace)"
 grep -q "rank 2: host trace 2 '$tmp/no-such-trace'" "$tmp/err" || bad "a missing host trace: no message naming rank 2 and the file: $(head -3 "$tmp/err")"
 [ -s "$tmp/o.txt" ] && bad "a missing host trace: a path was printed"
 mkdir -p "$tmp/corrupt"; printf 'not CTF metadata\x01\x02' > "$tmp/corrupt/metadata"; printf 'garbage' > "$tmp/corrupt/channel0_0"
 mpi 2 --algo al2 --thread 7421 "${scp[@]}" "$tmp/corrupt" > "$tmp/o.txt" 2> "$tmp/err"
 rc=$?
-[ $rc != 0 ] && [ $rc != 124 ] || bad "a corrupt host trace: exit $rc"
+[ $rc = 5 ] || bad "a corrupt host trace: exit $rc, not 5 (cp --thread's for a corrupt trace)"
 grep -q "rank 0: host trace 2 '$tmp/corrupt'" "$tmp/err" || bad "a corrupt host trace: no message naming rank 0 and the file: $(head -3 "$tmp/err")"
 [ $fail = 0 ] && echo "ok: a missing or corrupt host trace is an error naming its rank and file"
+
+# ---- a peer host whose trace is absent (scp_src alone: its server VM3 not given): the
+# waits its packets ended stay on the path flagged unexplained and counted, never dropped,
+# exactly as cp --thread shows them, for every algorithm and K = 1, 2
+"$lp" cp --thread 7421 "$data/scp_src" > "$tmp/ref1.txt" 2> /dev/null || bad "cp --thread on scp_src alone"
+"$lp" cp --thread 7421 --json "$data/scp_src" > "$tmp/ref1.json" 2> /dev/null || bad "cp --thread --json on scp_src alone"
+grep -q "^unexplained: 13 elements, .* (of which 13 network waits" "$tmp/ref1.txt" || bad "scp_src alone: cp --thread does not count 13 unexplained network waits: $(grep unexplained "$tmp/ref1.txt" | head -1)"
+for k in 1 2; do
+  for al in al1 al2 al3; do
+    mpi $k --algo $al --thread 7421 "$data/scp_src" > "$tmp/o.txt" 2> "$tmp/err" || bad "scp_src alone K=$k $al: exit $?"
+    cmp -s "$tmp/ref1.txt" "$tmp/o.txt" || bad "scp_src alone K=$k $al: differs from cp --thread"
+    mpi $k --algo $al --json --thread 7421 "$data/scp_src" > "$tmp/o.json" 2> /dev/null || bad "scp_src alone K=$k $al --json"
+    cmp -s "$tmp/ref1.json" "$tmp/o.json" || bad "scp_src alone K=$k $al: JSON differs from cp --thread"
+  done
+done
+[ $fail = 0 ] && echo "ok: a peer whose trace is absent: its waits flagged unexplained and counted, as cp --thread"
 
 # ---- traces without a thread: nothing to analyse (exit 9, as cp --thread), every algorithm ----
 printf '# tracer: nop\n#\n' > "$tmp/empty.ftrace"
