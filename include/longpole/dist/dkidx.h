@@ -20,10 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "longpole/base/status.h"
+#include "longpole/analysis/kernel/kindex.h"
 
 #define LP_DKIDX_MAGIC "LPDKIX\r\n"
 #define LP_DKIDX_VERSION 1u
-#define LP_DKIDX_SUFFIX ".dk" /* beside F.lpkx: F.lpkx.dk */
+#define LP_DKIDX_SUFFIX LP_KINDEX_DIST_SUFFIX /* beside F.lpkx: F.lpkx.dk (left out of fingerprints) */
 
 typedef struct lp_dkidx {
     uint64_t lpkx_sum;      /* the stored checksum (last 8 bytes) of the index it belongs to */
