@@ -14,12 +14,14 @@
 #include "dkcp.h"
 #include "longpole/base/alloc.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef struct dkcp_args {
-    const char *thread, *host, *from, *to;
-    int unbounded, no_sync, json, quiet, stats, algo;
+    const char *thread, *host, *from, *to, *index;
+    int unbounded, no_sync, json, quiet, stats, algo, verify;
     uint64_t path_limit, top, max_diags;
 } dkcp_args;
 
@@ -58,6 +60,16 @@ static const cli_opt dkcp_opts[] = {
      .err = "--algo needs al1, al2 or al3", .example = "al2",
      .help = "al1: rank 0 reads every trace; al2: ranks read their hosts, rank 0\n"
              "broadcasts each dependency; al3 (default): asks only the rank the ECI names"},
+    {"--index", .kind = CLI_STR, .arg = "DIR", CLI_AT(dkcp_args, index), .err = "--index needs a directory",
+     .example = "idx",
+     .help = "keep each rank's graph in DIR on its node (rankR-of-K.lpkx and .lpkx.dk) as\n"
+             "`cp --thread --index` keeps one: later queries map it instead of reading\n"
+             "the traces; built if absent, rebuilt if another host's trace changed; a\n"
+             "stale or foreign one is refused (exit 8), a corrupt one too (exit 5);\n"
+             "al1: rank 0 uses DIR/al1.lpkx exactly as `cp --thread --index`"},
+    {"--verify", .kind = CLI_FLAG, CLI_AT(dkcp_args, verify),
+     .help = "with --index: check every byte of each index even when its verification\n"
+             "stamp vouches for it (as `cp --thread --verify`)"},
     {"--json", .kind = CLI_FLAG, CLI_AT(dkcp_args, json), .help = "one JSON document (docs/formats/kcp-json.md)"},
     {"--path", .kind = CLI_FN, .arg = "N|all", CLI_AT(dkcp_args, path_limit), .fn = parse_path,
      .err = "--path needs a number or 'all'", .example = "all", .help = "path rows to print (default 40)"},
@@ -94,7 +106,7 @@ static double now_s(void)
 typedef struct dk_rank {
     lp_dist_counters setup, query;
     double cpu_setup, cpu_query, cpu_eci;
-    uint64_t served, hosts;
+    uint64_t served, hosts, idx;
 } dk_rank;
 
 typedef struct dk_run {
@@ -153,9 +165,24 @@ static void print_answer(dk_run *R, lp_kgraph *g, cli_kquery *q, const cli_kout 
 static int run_al1(dk_run *R, cli_kquery *q, const cli_kout *o)
 {
     const dkcp_args *a = R->a;
-    cli_kload lo = {a->no_sync, NULL, a->quiet, (size_t)a->max_diags, 0};
+    char *file = NULL;
+    if (a->index) { /* exactly `cp --thread --index DIR/al1.lpkx` */
+        size_t len = strlen(a->index) + 16;
+        if (!(file = lp_malloc(len))) {
+            cli_dist_err(R->k.D, "out of memory");
+            return LP_EXIT_NOMEM;
+        }
+        snprintf(file, len, "%s/al1%s", a->index, LP_KINDEX_EXT);
+        if (mkdir(a->index, 0777) != 0 && errno != EEXIST) {
+            cli_dist_err(R->k.D, "cannot create the index directory '%s': %s", a->index, strerror(errno));
+            lp_free(file);
+            return LP_EXIT_IO;
+        }
+    }
+    cli_kload lo = {a->no_sync, file, a->quiet, (size_t)a->max_diags, a->verify};
     cli_kgraph kg;
     int rc = cli_kgraph_load("dist kcp", &lo, R->k.paths, (int)R->k.nh, &kg);
+    lp_free(file);
     if (rc)
         return rc;
     for (uint32_t h = 0; h < kg.nhosts_read; h++)
@@ -190,6 +217,7 @@ static int run(dk_run *R, cli_kquery *q, const cli_kout *o)
     R->me.cpu_setup = lp_dist_cpu_seconds() - c0;
     R->me.setup = lp_dist_counters_get(D->d);
     R->me.cpu_eci = k->cpu_eci;
+    R->me.idx = (uint64_t)k->idx;
     lp_dist_counters_reset(D->d);
     if (rc)
         return rc;
@@ -235,13 +263,15 @@ static void stats_text(const dk_run *R)
            "wall %.3f s\n", (unsigned long long)qm, (unsigned long long)qb, (unsigned long long)req,
            (unsigned long long)k->ndeps, (unsigned long long)k->nrounds, (unsigned long long)k->nfetched,
            R->wall_query);
-    printf("  rank  hosts  requests  query sent msgs/bytes  query recv msgs/bytes  cpu set-up s  cpu query s\n");
+    printf("  rank  hosts  requests  query sent msgs/bytes  query recv msgs/bytes  cpu set-up s  cpu query s%s\n",
+           R->a->index ? "  index" : "");
     for (int r = 0; r < K; r++) {
         const dk_rank *x = &R->all[r];
-        printf("  %4d  %5llu  %8llu  %9llu/%-11llu  %9llu/%-11llu  %12.3f  %11.3f\n", r, (unsigned long long)x->hosts,
+        printf("  %4d  %5llu  %8llu  %9llu/%-11llu  %9llu/%-11llu  %12.3f  %11.3f", r, (unsigned long long)x->hosts,
                (unsigned long long)(k->req_to ? k->req_to[r] : 0), (unsigned long long)x->query.msgs_sent,
                (unsigned long long)x->query.bytes_sent, (unsigned long long)x->query.msgs_recv,
                (unsigned long long)x->query.bytes_recv, x->cpu_setup, x->cpu_query);
+        printf(R->a->index ? "  %s\n" : "\n", dk_idx_name((int)x->idx));
     }
 }
 
@@ -260,13 +290,14 @@ static void stats_json(const dk_run *R)
         printf("%s{\"rank\": %d, \"hosts\": %llu, \"requests\": %llu, \"served\": %llu, "
                "\"setup\": {\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_recv\": %llu, \"bytes_recv\": %llu}, "
                "\"query\": {\"msgs_sent\": %llu, \"bytes_sent\": %llu, \"msgs_recv\": %llu, \"bytes_recv\": %llu}, "
-               "\"cpu_setup_s\": %.6f, \"cpu_eci_s\": %.6f, \"cpu_query_s\": %.6f}",
+               "\"cpu_setup_s\": %.6f, \"cpu_eci_s\": %.6f, \"cpu_query_s\": %.6f, \"index\": \"%s\"}",
                r ? ", " : "", r, (unsigned long long)x->hosts, (unsigned long long)(k->req_to ? k->req_to[r] : 0),
                (unsigned long long)x->served, (unsigned long long)x->setup.msgs_sent,
                (unsigned long long)x->setup.bytes_sent, (unsigned long long)x->setup.msgs_recv,
                (unsigned long long)x->setup.bytes_recv, (unsigned long long)x->query.msgs_sent,
                (unsigned long long)x->query.bytes_sent, (unsigned long long)x->query.msgs_recv,
-               (unsigned long long)x->query.bytes_recv, x->cpu_setup, x->cpu_eci, x->cpu_query);
+               (unsigned long long)x->query.bytes_recv, x->cpu_setup, x->cpu_eci, x->cpu_query,
+               dk_idx_name((int)x->idx));
     }
     printf("]}}\n");
 }
@@ -318,6 +349,7 @@ int cli_dist_kcp(cli_dist *D, int argc, char **argv)
     dkcp *k = &R.k;
     k->D = D, k->paths = rest.operands, k->nh = (uint32_t)rest.n, k->algo = a.algo, k->no_sync = a.no_sync;
     k->quiet = a.quiet, k->thread = a.thread, k->host = a.host;
+    k->index_dir = a.index, k->verify = a.verify;
     cli_kquery q;
     memset(&q, 0, sizeof q);
     q.thread = a.thread, q.host = a.host;

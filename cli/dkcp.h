@@ -14,9 +14,13 @@
 #include "distcli.h"
 #include "kcli.h"
 #include "longpole/dist/keci.h"
+#include "longpole/dist/dkidx.h"
 #include "base/hashmap.h"
 
 enum { DK_AL1 = 0, DK_AL2, DK_AL3 };
+/* What a rank did with --index: none; mapped its graph; built and wrote it (absent);
+ * rebuilt and rewrote it (built with another match: another host's trace changed). */
+enum { DK_IDX_NONE = 0, DK_IDX_USED, DK_IDX_WRITTEN, DK_IDX_REBUILT, DK_IDX_OPEN };
 enum { DK_T_HOST = 1, DK_T_KEY = 2, DK_T_DATA = 3, DK_T_DONE = 4 }; /* message tags */
 
 typedef struct dk_totals {   /* the whole graph's figures, summed over the ranks */
@@ -30,6 +34,16 @@ typedef struct dkcp {
     uint32_t nh;
     int algo, no_sync, quiet;
     const char *thread, *host;
+    /* --index DIR (dkcp_index.c): this rank's persisted graph and its sidecar */
+    const char *index_dir;
+    int verify;
+    int idx;                 /* DK_IDX_*: what this rank did with its index */
+    char *idx_path;          /* DIR/rankR-of-K.lpkx */
+    lp_kgraph *idx_g;        /* mapped and checked against this rank's traces */
+    lp_dkidx side;           /* its sidecar (ECIs, packet-end vertices, counts, digest) */
+    lp_dbuf eci;             /* the ECIs sent (kept to be written with a new index) */
+    uint64_t digest;         /* of the match and options this query's graphs are built with */
+    uint64_t build_errors, build_warnings;
     /* every rank */
     lp_ktrace *own;          /* [nh] hosts: this rank's with their events */
     lp_hmap keys;            /* AL2: lp_keci_key of this rank's sends -> host */
@@ -56,6 +70,15 @@ int dk_setup(dkcp *k);                   /* every rank; 0 or the agreed exit sta
 int dk_query(dkcp *k, cli_kquery *q, const char *from, const char *to, lp_kgraph **g); /* rank 0 */
 int dk_serve(dkcp *k);                   /* ranks > 0: answer requests until DONE */
 void dk_release(dkcp *k);
+/* --index (dkcp_index.c). dk_idx_open: -1 no index file (build and write it), 0 mapped
+ * (k->idx_g, k->side), else the exit status (message printed). dk_idx_own: this rank's
+ * hosts' names and AL2 keys from the sidecar's ECIs. dk_idx_write: the index of this
+ * rank's graph and its sidecar. */
+int dk_idx_open(dkcp *k);
+int dk_idx_own(dkcp *k);
+int dk_idx_write(dkcp *k, const lp_kgraph *g, const uint32_t *sv, const uint32_t *tv);
+int dk_index_keys(dkcp *k, const lp_ktrace *kt);
+const char *dk_idx_name(int idx);
 int dk_host_is_mine(const dkcp *k, uint32_t h);
 
 #endif

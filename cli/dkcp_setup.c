@@ -41,8 +41,6 @@ static int read_own(dkcp *k)
 {
     lp_error err;
     lp_error_clear(&err);
-    if (lp_keci_ktrace_new(k->nh, &k->own, &err))
-        return cli_dist_fail(k->D, &err);
     for (uint32_t h = 0; h < k->nh; h++) {
         if (!dk_host_is_mine(k, h))
             continue;
@@ -71,12 +69,13 @@ static int read_own(dkcp *k)
     return 0;
 }
 
-/* AL2's index: the key of every send of this rank's hosts. */
-static int index_keys(dkcp *k)
+/* AL2's index: the key of every send of this rank's hosts (in kt: their events or their
+ * ECIs, which hold every send). */
+int dk_index_keys(dkcp *k, const lp_ktrace *kt)
 {
     for (uint32_t h = 0; h < k->nh; h++)
-        for (uint64_t i = 0; dk_host_is_mine(k, h) && i < k->own->host[h].nev; i++) {
-            const lp_kev *e = &k->own->host[h].ev[i];
+        for (uint64_t i = 0; dk_host_is_mine(k, h) && i < kt->host[h].nev; i++) {
+            const lp_kev *e = &kt->host[h].ev[i];
             uint64_t old;
             if (e->type != LP_KEV_NET_SEND || lp_hmap_get(&k->keys, lp_keci_key(e), &old))
                 continue;
@@ -84,6 +83,24 @@ static int index_keys(dkcp *k)
                 return nomem(k);
         }
     return 0;
+}
+
+/* This rank's hosts: their ECIs from its index (--index, when it has one that fits its
+ * traces), or their traces read. */
+static int own_input(dkcp *k)
+{
+    lp_error err;
+    lp_error_clear(&err);
+    if (lp_keci_ktrace_new(k->nh, &k->own, &err))
+        return cli_dist_fail(k->D, &err);
+    int rc = k->index_dir ? dk_idx_open(k) : -1;
+    if (rc == 0)
+        return dk_idx_own(k);
+    if (rc > 0)
+        return rc;
+    if (!(rc = read_own(k)))
+        rc = dk_index_keys(k, k->own);
+    return rc;
 }
 
 /* The ECIs at rank 0, merged: skeletons unpacked, packets matched. */
@@ -122,17 +139,18 @@ static int eci_step(dkcp *k)
 {
     lp_error err;
     lp_error_clear(&err);
-    int who, rc = read_own(k);
-    if (!rc)
-        rc = index_keys(k);
+    int who, rc = own_input(k);
     if ((rc = cli_dist_agree(k->D, rc, &who))) {
         if (k->D->rank == 0 && who != 0)
-            cli_dist_err(k->D, "rank %d could not read its host trace (its message above says which); no path", who);
+            cli_dist_err(k->D, "rank %d could not read its host trace%s (its message above says which); no path", who,
+                         k->index_dir ? " or its index" : "");
         return rc;
     }
     double c0 = lp_dist_cpu_seconds();
     lp_dbuf b = {0};
-    for (uint32_t h = 0; h < k->nh; h++)
+    if (k->idx == DK_IDX_OPEN)
+        lp_dbuf_put(&b, k->side.eci, k->side.neci);
+    for (uint32_t h = 0; k->idx != DK_IDX_OPEN && h < k->nh; h++)
         if (dk_host_is_mine(k, h) && lp_keci_pack_host(k->own, h, h, 1, &b, &err))
             break;
     void *all = NULL;
@@ -141,6 +159,10 @@ static int eci_step(dkcp *k)
         rc = nomem(k);
     else if (lp_dist_gather(k->D->d, 0, b.p, b.n, &all, lens, &err))
         rc = cli_dist_fail(k->D, &err);
+    if (k->index_dir && k->idx != DK_IDX_OPEN) { /* kept, to be written with the index */
+        k->eci = b;
+        memset(&b, 0, sizeof b);
+    }
     lp_dbuf_release(&b);
     size_t total = 0;
     for (int r = 0; !rc && k->D->rank == 0 && r < k->D->size; r++)
@@ -165,6 +187,9 @@ static int eci_step(dkcp *k)
     size_t n = mb.n;
     if (!rc && lp_dist_bcast(k->D->d, 0, &p, &n, &err))
         rc = cli_dist_fail(k->D, &err);
+    if (!rc)
+        k->digest = lp_hash_mix(lp_hash_mix(lp_hash_bytes(p, n), k->nh),
+                                (uint64_t)k->no_sync | (uint64_t)k->D->size << 8 | (uint64_t)k->D->rank << 32);
     if (!rc && k->D->rank != 0) {
         lp_drd r = lp_drd_init(p, n);
         if (lp_keci_unpack_match(&r, k->nh, &k->m, &err))
@@ -198,6 +223,53 @@ static uint64_t packet_warnings(const lp_kgraph_stats *s)
     return (s->npk_bad > 0) + (s->npk_skew > 0) + (s->npk_skew > 1) + (s->npk_noendpoint > 0) + (s->npk_dup > 0);
 }
 
+/* The graph of this rank's hosts with the whole match, and the vertices of the packets'
+ * ends in it (sv, tv: [m.npk]): its index's if it was built with this very match
+ * (--index), else built from the traces (read again if the index was built with another
+ * match), and then written when --index asks for it. */
+static int own_graph(dkcp *k, lp_kgraph **g, uint32_t *sv, uint32_t *tv)
+{
+    lp_error err;
+    lp_error_clear(&err);
+    if (k->idx == DK_IDX_OPEN && k->side.digest == k->digest && k->side.npk == k->m.npk) {
+        *g = k->idx_g;
+        k->idx_g = NULL;
+        memcpy(sv, k->side.sv, k->m.npk * 4);
+        memcpy(tv, k->side.tv, k->m.npk * 4);
+        k->build_errors = k->side.fig[2], k->build_warnings = k->side.fig[3];
+        k->idx = DK_IDX_USED;
+        return 0;
+    }
+    int rc = 0;
+    if (k->idx == DK_IDX_OPEN) { /* built with another match: the traces again */
+        cli_dist_err(k->D, "the index '%s' was built with another match of packets (another host's trace changed): "
+                           "reading this rank's traces to rebuild it", k->idx_path);
+        k->idx = DK_IDX_REBUILT;
+        lp_kgraph_free(k->idx_g);
+        k->idx_g = NULL;
+        lp_dbuf_put(&k->eci, k->side.eci, k->side.neci);
+        k->read_errors = k->read_warnings = 0;
+        if ((rc = read_own(k)))
+            return rc;
+    }
+    lp_kgraph_opts go = {.no_sync = k->no_sync, .partial = 1, .pk_send_v = sv, .pk_target_v = tv};
+    lp_diags ds;
+    lp_diags_init(&ds, 0);
+    lp_status st = lp_kgraph_build(k->own, &k->m, &go, &ds, g, &err);
+    k->build_errors = ds.nerrors, k->build_warnings = ds.nwarnings;
+    lp_diags_release(&ds);
+    if (st)
+        return cli_dist_fail(k->D, &err);
+    if (k->index_dir && k->idx_path) {
+        if (k->idx != DK_IDX_REBUILT)
+            k->idx = DK_IDX_WRITTEN;
+        if (k->eci.fail)
+            return nomem(k);
+        rc = dk_idx_write(k, *g, sv, tv);
+    }
+    return rc;
+}
+
 /* Step 3: this rank's part of the graph, and what rank 0 needs of it. */
 static int part_step(dkcp *k, lp_dbuf *out)
 {
@@ -210,17 +282,14 @@ static int part_step(dkcp *k, lp_dbuf *out)
         lp_free(tv);
         return nomem(k);
     }
-    lp_kgraph_opts go = {.no_sync = k->no_sync, .partial = 1, .pk_send_v = sv, .pk_target_v = tv};
-    lp_diags ds;
-    lp_diags_init(&ds, 0);
     lp_kgraph *g = NULL;
-    lp_status st = lp_kgraph_build(k->own, &k->m, &go, &ds, &g, &err);
-    int rc = st ? cli_dist_fail(k->D, &err) : 0;
+    int rc = own_graph(k, &g, sv, tv);
     if (!rc) {
         lp_kgraph_stats s = g->st;
-        uint64_t warn = k->read_warnings + ds.nwarnings - packet_warnings(&s);
+        uint64_t warn = k->read_warnings + k->build_warnings - packet_warnings(&s);
         s.npk_linked = s.npk_skew = s.npk_noendpoint = s.npk_dup = s.npk_bad = 0;
-        uint64_t fig[] = {g->nworkers, g->nv, g->nlinks - g->st.npk_linked, g->npk, k->read_errors + ds.nerrors, warn};
+        uint64_t fig[] = {g->nworkers, g->nv, g->nlinks - g->st.npk_linked, g->npk, k->read_errors + k->build_errors,
+                          warn};
         lp_dbuf_put(out, fig, sizeof fig);
         lp_dbuf_put(out, &s, sizeof s);
         for (uint32_t h = 0; h < k->nh; h++) {
@@ -252,7 +321,6 @@ static int part_step(dkcp *k, lp_dbuf *out)
         if (out->fail)
             rc = nomem(k);
     }
-    lp_diags_release(&ds);
     k->own_g = g, k->own_sv = sv, k->own_tv = tv; /* kept: the parts requests ask for */
     return rc;
 }
@@ -408,5 +476,9 @@ void dk_release(dkcp *k)
     lp_free(k->sent);
     lp_free(k->have);
     lp_free(k->req_to);
+    lp_kgraph_free(k->idx_g);
+    lp_free(k->idx_path);
+    lp_dkidx_release(&k->side);
+    lp_dbuf_release(&k->eci);
     memset(k, 0, sizeof *k);
 }

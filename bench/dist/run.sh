@@ -21,6 +21,8 @@
 # Figures are from one run each (--stats --json); set-up = reading the hosts, the ECIs,
 # the merge at rank 0, the per-host graphs; query = the requests and replies. AL1 runs
 # once per N and topology. Every AL2/AL3 answer is compared with cp --thread's.
+# Then bench/dist/index.sh: the subsequent queries of `dist kcp --index` at N =
+# DIST_INDEX_NS (default "2 4 8"; empty: skipped).
 # (bench/run.sh puts the machine line under the title.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,4 +97,9 @@ python3 "$here/tables.py" "$WORK/res" "$TOPOS" "$NS" > "$WORK/tables.md"
   echo
   cat "$WORK/tables.md"
 } > "$OUT"
+# subsequent queries with --index (bench/dist/index.sh), N = DIST_INDEX_NS ("" to skip)
+INDEX_NS=${DIST_INDEX_NS-"2 4 8"}
+if [ -n "$INDEX_NS" ]; then
+  { echo; DIST_NS="$INDEX_NS" bash "$here/index.sh"; } >> "$OUT"
+fi
 echo "dist: wrote $OUT" >&2

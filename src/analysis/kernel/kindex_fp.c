@@ -68,7 +68,8 @@ static lp_status walk(walker *k, const char *dir, uint32_t root, int depth)
     char path[PATH_MAX];
     while (!st && (de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || ends_with(de->d_name, LP_KINDEX_EXT) ||
-            ends_with(de->d_name, LP_KINDEX_EXT LP_KINDEX_STAMP_SUFFIX))
+            ends_with(de->d_name, LP_KINDEX_EXT LP_KINDEX_STAMP_SUFFIX) ||
+            ends_with(de->d_name, LP_KINDEX_EXT LP_KINDEX_DIST_SUFFIX))
             continue;
         if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= sizeof path) {
             st = lp_error_set(k->err, LP_ERR_LIMIT, "path too long under '%s'", dir);

@@ -38,6 +38,7 @@
 #define LP_KINDEX_VERSION 2u
 #define LP_KINDEX_EXT ".lpkx" /* files with this extension are left out of fingerprints */
 #define LP_KINDEX_STAMP_SUFFIX ".verified" /* INDEX.lpkx.verified: also left out of fingerprints */
+#define LP_KINDEX_DIST_SUFFIX ".dk" /* INDEX.lpkx.dk, a `dist kcp` rank's sidecar (dist/dkidx.h): left out too */
 
 /* One trace file, or a trace path as given (a root). */
 typedef struct lp_kindex_file {
