@@ -28,12 +28,20 @@ const cli_spec cli_spec_dist = {
 
 void cli_dist_err(const cli_dist *D, const char *fmt, ...)
 {
+    /* one write per line: mpirun forwards each rank's stderr as it comes, so a line
+     * written in pieces can be cut by another rank's */
+    char line[2048];
+    int n = snprintf(line, sizeof line, "longpole dist %s: rank %d: ", D->sub ? D->sub : "", D->rank);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "longpole dist %s: rank %d: ", D->sub ? D->sub : "", D->rank);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (n >= 0 && (size_t)n < sizeof line - 1)
+        n += vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = (size_t)n < sizeof line - 1 ? (size_t)n : sizeof line - 2;
+    line[len++] = '\n';
+    fwrite(line, 1, len, stderr);
 }
 
 int cli_dist_fail(const cli_dist *D, const lp_error *err)
