@@ -1,15 +1,16 @@
 /* cmd_dist_infer.c: `mpirun -n K longpole dist infer [--stats] ...`: the Mystery
  * Machine's inference with the requests split over the ranks (docs/distributed.md).
  * Same options, inputs and output as `longpole infer` (cmd_infer.c runs it, calling
- * the hooks here, infdist.h, with the shard dshard_run gives it). Every rank loads every log (so segment ids and the skew
- * correction are the same everywhere) and refines the starting model with its
- * contiguous share of the requests (lp_causal_refine part/nparts); the models' state
- * (causal.h: hb, mx and not-seen rows; counts) is combined by one AND and one SUM
- * allreduce, which gives exactly the bits and counts of one refinement over every
- * request, since rejection only clears bits. Pipeline candidates, derived from the
- * merged model on every rank alike, are checked on each share and rejected when any
- * share contradicts them (a SUM of one word per candidate). What moves: 3 * S * W + S
- * + 1 words per rank (S segments, W = ceil(S / 64)) plus one word per candidate. */
+ * the hooks here, infdist.h, with the shard dshard_run gives it). Every rank loads
+ * every log (so segment ids and the skew correction are the same everywhere) and
+ * refines the starting model with its contiguous share of the requests
+ * (lp_causal_refine part/nparts); the models' state (causal.h: hb, mx and not-seen
+ * rows; counts) is combined by one AND and one SUM allreduce, which gives exactly the
+ * bits and counts of one refinement over every request, since rejection only clears
+ * bits. Pipeline candidates, derived from the merged model on every rank alike, are
+ * checked on each share and rejected when any share contradicts them (a SUM of one
+ * word per candidate). What moves: 3 * S * W + S + 1 words per rank (S segments,
+ * W = ceil(S / 64)) plus one word per candidate. */
 #include "infdist.h"
 #include "dshard.h"
 

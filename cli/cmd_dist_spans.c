@@ -1,13 +1,14 @@
 /* cmd_dist_spans.c: `mpirun -n K longpole dist spans [--stats] ...`: span critical
  * paths with the traces split over the ranks (docs/distributed.md). Same options,
  * inputs and output as `longpole spans` (cmd_spans.c runs it, calling the hooks here,
- * spandist.h, with the shard dshard_run gives it). Every rank loads every span file (a trace's spans may come from several
- * files, and the table numbers the traces), walks the traces t with t mod K = its rank
- * and packs their paths; rank 0 gathers them and adds them to the aggregate and prints
- * them in trace order, exactly as `spans` does with the paths it computes itself, so
- * the percentile tables (which need every trace's values: the sets are the fastest
- * traces) are exact. What moves: one gather of the paths (about 100 bytes plus 20 per
- * section and 12 per visited span, per trace). */
+ * spandist.h, with the shard dshard_run gives it). Every rank loads every span file
+ * (a trace's spans may come from several files, and the table numbers the traces),
+ * walks the traces t with t mod K = its rank and packs their paths; rank 0 gathers
+ * them and adds them to the aggregate and prints them in trace order, exactly as
+ * `spans` does with the paths it computes itself, so the percentile tables (which
+ * need every trace's values: the sets are the fastest traces) are exact. What moves:
+ * one gather of the paths (about 100 bytes plus 20 per section and 12 per visited
+ * span, per trace). */
 #include "spandist.h"
 #include "dshard.h"
 

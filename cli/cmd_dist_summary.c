@@ -59,4 +59,7 @@ lp_status cli_sumdist_merge(dshard *s, lp_status st, uint64_t n, const lp_sumkey
     return !st && dshard_root(s) ? replay(s, n, keys, src, fn, ctx, err) : st;
 }
 
-int cli_dist_summary(cli_dist *D, int argc, char **argv) { return dshard_run(D, "summary", cli_summary_main, argc, argv); }
+int cli_dist_summary(cli_dist *D, int argc, char **argv)
+{
+    return dshard_run(D, "summary", cli_summary_main, argc, argv);
+}
