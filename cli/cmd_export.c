@@ -160,21 +160,15 @@ static int write_all(const export_args *a, const lp_trace *t, const char *source
     int want_cp = 0;
     for (int i = 0; i < a->nreq; i++)
         want_cp |= a->req[i].kind->needs_cp;
-    lp_pag g;
     lp_cpath cp;
     int have_cp = 0, rc = LP_EXIT_OK;
     lp_error err;
     lp_error_clear(&err);
-    if (want_cp && !a->no_cp && t->nacts) {
-        if (lp_pag_build(t, &g, &err)) {
+    if (want_cp && !a->no_cp && t->nacts) { /* the path alone: no PAG (cpath.h) */
+        if (lp_cpath_trace(t, &cp, &err))
             rc = cli_fail("export", &err);
-        } else {
-            if (lp_cpath_compute(&g, &cp, &err))
-                rc = cli_fail("export", &err);
-            else
-                have_cp = 1;
-            lp_pag_release(&g);
-        }
+        else
+            have_cp = 1;
     }
     export_ctx x = {t, have_cp ? &cp : NULL, source, a->no_gaps};
     for (int i = 0; i < a->nreq && rc == LP_EXIT_OK; i++)

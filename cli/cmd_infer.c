@@ -155,17 +155,17 @@ static int open_model(const infer_args *a, infer_run *r)
 
 /* Load the logs, correct the skew, refine the model, derive pipelines, write it, and
  * compare with --diff. */
-static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_infdist *id)
+static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, dshard *sh)
 {
     int rc = reqcli_load(&a->rq, "infer", &r->rl, &r->data_errors);
     /* a rank that could not load, or loaded other logs, stops every rank */
-    if (id && ((rc = cli_infdist_agree(id, rc)) != 0 || (rc = cli_infdist_same(id, r->rl)) != 0))
+    if (sh && ((rc = dshard_agree(sh, rc)) != 0 || (rc = cli_infdist_same(sh, r->rl)) != 0))
         return rc;
     if (rc)
         return rc;
     rc = reqcli_skew(&a->rq, "infer", r->rl, &r->sk);
-    if (id) /* the same on every rank (the same logs), unless memory ran out on one */
-        rc = cli_infdist_agree(id, rc);
+    if (sh) /* the same on every rank (the same logs), unless memory ran out on one */
+        rc = dshard_agree(sh, rc);
     if (rc)
         return rc;
     lp_error err;
@@ -181,22 +181,22 @@ static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, cli_inf
     if (cli_progress_enabled())
         ro.progress = cli_progress;
     lp_status st = lp_causal_map(&r->m, r->rl, &r->map, &err);
-    if (id && !st) { /* this rank's share of the requests */
-        cli_infdist_part(id, &ro.part, &ro.nparts);
-        st = cli_infdist_start(id, &r->m, &err);
+    if (sh && !st) { /* this rank's share of the requests */
+        cli_infdist_part(sh, &ro.part, &ro.nparts);
+        st = cli_infdist_start(sh, &r->m, &err);
     }
     if (!st)
         st = lp_causal_refine(&r->m, r->rl, r->map, &ro, &err);
-    if (id) /* every rank, even after a failure */
-        st = cli_infdist_merge(id, st, &r->m, &err);
+    if (sh) /* every rank, even after a failure */
+        st = cli_infdist_merge(sh, st, &r->m, &err);
     if (st)
         return cli_fail("infer", &err);
     cli_progress_done();
     reqcli_mark(&a->rq, "infer");
-    if (id ? cli_infdist_finish(id, &r->m, r->rl, r->map, &err) : lp_causal_finish(&r->m, r->rl, r->map, &err))
+    if (sh ? cli_infdist_finish(sh, &r->m, r->rl, r->map, &err) : lp_causal_finish(&r->m, r->rl, r->map, &err))
         return cli_fail("infer", &err);
     reqcli_mark(&a->rq, "pipelines");
-    if (id && !cli_infdist_root(id))
+    if (sh && !dshard_root(sh))
         return 0; /* rank 0 writes and prints */
     if (lp_causal_save(&r->m, out, &err))
         return cli_fail("infer", &err);
@@ -340,11 +340,10 @@ static void print_text(const infer_args *a, const infer_run *r, const char *out,
 
 int cmd_infer(int argc, char **argv) { return cli_infer_main(argc, argv, NULL); }
 
-int cli_infer_main(int argc, char **argv, cli_infdist *id)
+int cli_infer_main(int argc, char **argv, dshard *sh)
 {
     infer_args a;
     cli_args rest;
-    dshard *sh = cli_infdist_shard(id);
     const cli_spec *spec = sh ? &cli_spec_dist_infer : &cli_spec_infer;
     int rc = dshard_parse(sh, &cli_spec_infer, &cli_spec_dist_infer, argc, argv, &a, &rest);
     if (rc)
@@ -361,14 +360,14 @@ int cli_infer_main(int argc, char **argv, cli_infdist *id)
     FILE *so = strcmp(out, "-") == 0 ? stderr : stdout; /* the summary goes to stdout unless the model did */
     infer_run r;
     memset(&r, 0, sizeof r);
-    if (id && a.block) {
+    if (sh && a.block) {
         cli_args_release(spec, &a, &rest);
         return cli_usage("infer", "--convergence follows the requests in order: not available in `dist infer`");
     }
     rc = open_model(&a, &r);
-    if (id) /* a rank that could not open the model stops every rank */
-        rc = cli_infdist_agree(id, rc);
-    if (!rc && !(rc = infer(&a, &r, out, so, id)) && (!id || cli_infdist_root(id))) {
+    if (sh) /* a rank that could not open the model stops every rank */
+        rc = dshard_agree(sh, rc);
+    if (!rc && !(rc = infer(&a, &r, out, so, sh)) && (!sh || dshard_root(sh))) {
         if (a.json)
             print_json(&a, &r, out, so);
         else

@@ -303,14 +303,12 @@ int cmd_resources(int argc, char **argv)
         cli_args_release(&cli_spec_resources, &a, &rest);
         return rc;
     }
-    lp_pag g;
     lp_cpath cp;
     lp_cpf_bottleneck b;
     lp_error err;
     lp_error_clear(&err);
-    int have_g = 0, have_cp = 0, have_b = 0;
-    if (!(have_g = !lp_pag_build(in.t, &g, &err)) || !(have_cp = !lp_cpath_compute(&g, &cp, &err)) ||
-        !(have_b = !lp_cpf_bottleneck_compute(&in.p, &cp, &b, &err)))
+    int have_cp = 0, have_b = 0; /* the path alone: no PAG (cpath.h) */
+    if (!(have_cp = !lp_cpath_trace(in.t, &cp, &err)) || !(have_b = !lp_cpf_bottleneck_compute(&in.p, &cp, &b, &err)))
         rc = cli_fail("resources", &err);
     if (!rc) {
         if (a.json)
@@ -331,8 +329,6 @@ int cmd_resources(int argc, char **argv)
         lp_cpf_bottleneck_release(&b);
     if (have_cp)
         lp_cpath_release(&cp);
-    if (have_g)
-        lp_pag_release(&g);
     cpf_release(&in);
     cli_args_release(&cli_spec_resources, &a, &rest);
     return rc;

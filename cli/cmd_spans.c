@@ -444,7 +444,7 @@ static void text_head(const lp_spans *sp)
 /* The critical path of every trace (or --trace's), into the aggregate, printed when
  * shown (--sections, --trace, or a single trace). */
 static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t only, int show, lp_spancp_agg *agg,
-                           lp_jsonw *j, spans_adj *adj, cli_spandist *sd, lp_error *err)
+                           lp_jsonw *j, spans_adj *adj, dshard *sh, lp_error *err)
 {
     lp_spancp cp;
     lp_spancp_init(&cp);
@@ -456,7 +456,7 @@ static lp_status per_trace(const spans_args *a, const lp_spans *sp, uint32_t onl
     for (uint32_t t = 0; t < sp->ntraces && !st; t++) {
         if (only != LP_SPAN_NONE && t != only)
             continue;
-        if ((st = sd ? cli_spandist_next(sd, sp, t, &cp, err) : lp_spancp_trace(&cp, sp, t, err)) ||
+        if ((st = sh ? cli_spandist_next(sh, sp, t, &cp, err) : lp_spancp_trace(&cp, sp, t, err)) ||
             (st = lp_spancp_agg_add(agg, &cp, err)))
             break;
         adj_add(adj, &cp);
@@ -528,14 +528,14 @@ static void text_percentiles(const lp_spancp_agg *agg, const lp_spancp_pct *pct,
 }
 
 /* The traces' critical paths and the tables at the percentiles (or folded stacks). */
-static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors, cli_spandist *sd)
+static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int data_errors, dshard *sh)
 {
-    if (sd) { /* every rank walks its traces; rank 0 goes on with their paths */
+    if (sh) { /* every rank walks its traces; rank 0 goes on with their paths */
         lp_error werr;
         lp_error_clear(&werr);
-        if (cli_spandist_walk(sd, sp, only, &werr))
+        if (cli_spandist_walk(sh, sp, only, &werr))
             return cli_fail("spans", &werr);
-        if (!cli_spandist_root(sd))
+        if (!dshard_root(sh))
             return 0;
     }
     int show = a->sections || only != LP_SPAN_NONE || sp->ntraces == 1;
@@ -552,7 +552,7 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
     else if (!a->folded)
         text_head(sp);
     spans_adj adj = {0, 0, 0, 0, 0};
-    if (per_trace(a, sp, only, show, agg, &j, &adj, sd, &err) ||
+    if (per_trace(a, sp, only, show, agg, &j, &adj, sh, &err) ||
         lp_spancp_agg_percentiles(agg, a->folded ? &a->folded_p : a->pct, np, &pct, &err)) {
         lp_spancp_agg_free(agg);
         return cli_fail("spans", &err);
@@ -580,11 +580,10 @@ static int analyse(const spans_args *a, const lp_spans *sp, uint32_t only, int d
 
 int cmd_spans(int argc, char **argv) { return cli_spans_main(argc, argv, NULL); }
 
-int cli_spans_main(int argc, char **argv, cli_spandist *sd)
+int cli_spans_main(int argc, char **argv, dshard *sh)
 {
     spans_args a;
     cli_args rest;
-    dshard *sh = cli_spandist_shard(sd);
     const cli_spec *spec = sh ? &cli_spec_dist_spans : &cli_spec_spans;
     int rc = dshard_parse(sh, &cli_spec_spans, &cli_spec_dist_spans, argc, argv, &a, &rest);
     if (rc)
@@ -605,10 +604,10 @@ int cli_spans_main(int argc, char **argv, cli_spandist *sd)
     uint32_t only;
     rc = load(&a, &rest, &ds, &sp, &data_errors);
     cli_args_release(spec, &a, &rest);
-    if (sd && !(rc = cli_spandist_agree(sd, rc))) /* a rank that could not load, or loaded */
-        rc = cli_spandist_same(sd, &sp);                /* other spans, stops every rank */
+    if (sh && !(rc = dshard_agree(sh, rc))) /* a rank that could not load, or loaded */
+        rc = cli_spandist_same(sh, &sp);    /* other spans, stops every rank */
     if (!rc && !(rc = find_trace(&sp, a.trace, &only)))
-        rc = analyse(&a, &sp, only, data_errors, sd);
+        rc = analyse(&a, &sp, only, data_errors, sh);
     lp_spans_release(&sp);
     lp_diags_release(&ds);
     return rc;

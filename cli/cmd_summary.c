@@ -83,7 +83,7 @@ typedef struct run_ctx {
     cli_sumfmt fmt;
     cli_sumtotal *tot;
     uint64_t nwindows;       /* to analyse: the progress bar (issue 6) */
-    cli_sumdist *sd;         /* `dist summary`: the ranks (NULL: one process) */
+    dshard *sd;              /* `dist summary`: the ranks (NULL: one process) */
     int merging;             /* dist: rank 0 printing the gathered windows */
 } run_ctx;
 
@@ -136,7 +136,7 @@ static lp_status run_windows(const summary_args *a, const lp_trace *t, int64_t f
         have_keys = 1;
     if (!st)
         st = lp_winpool_new(&pool, (unsigned)a->threads, &a->sum.win, on_window, ctx, err);
-    int root = !ctx->sd || cli_sumdist_root(ctx->sd);
+    int root = !ctx->sd || dshard_root(ctx->sd);
     if (!st && !ctx->fmt.json && root)
         print_head(t, &g, from, size, step);
     for (uint64_t k = 0; !st && k < g.n; k++)
@@ -191,11 +191,10 @@ static int resolve_times(const summary_args *a, const lp_trace *t, int64_t *from
 
 int cmd_summary(int argc, char **argv) { return cli_summary_main(argc, argv, NULL); }
 
-int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
+int cli_summary_main(int argc, char **argv, dshard *sh)
 {
     summary_args a;
     cli_args rest;
-    dshard *sh = cli_sumdist_shard(sd);
     int rc = dshard_parse(sh, &cli_spec_summary, &cli_spec_dist_summary, argc, argv, &a, &rest);
     if (rc)
         return rc;
@@ -206,7 +205,7 @@ int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
     if (!(rc = check_args(&a, &rest)))
         rc = cli_load_trace(&a.load, rest.operands, rest.n, &t, &data_errors);
     cli_args_release(sh ? &cli_spec_dist_summary : &cli_spec_summary, &a, &rest);
-    if (sd && ((rc = cli_sumdist_agree(sd, rc)) != 0 || (rc = cli_sumdist_same(sd, t)) != 0)) {
+    if (sh && ((rc = dshard_agree(sh, rc)) != 0 || (rc = cli_sumdist_same(sh, t)) != 0)) {
         /* a rank that could not load, or loaded another trace, stops every rank */
         lp_trace_free(t);
         return rc;
@@ -216,7 +215,7 @@ int cli_summary_main(int argc, char **argv, cli_sumdist *sd)
         lp_trace_free(t);
         return rc;
     }
-    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0, sd, 0};
+    run_ctx ctx = {a.sum.fmt, cli_sumtotal_new(), 0, sh, 0};
     if (!ctx.tot) {
         lp_trace_free(t);
         return LP_EXIT_NOMEM;

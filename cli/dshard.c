@@ -1,6 +1,6 @@
-/* dshard.c: agreeing on failure and the --stats block of the sharded `dist` commands
- * (dshard.h). Invariant: every function here is a collective: every rank calls it, in
- * the same order, even after its own failure. */
+/* dshard.c: the run, agreeing on failure, the gather and the --stats block of the
+ * sharded `dist` commands (dshard.h). Invariant: every function here but dshard_root is
+ * a collective: every rank calls it, in the same order, even after its own failure. */
 #include "dshard.h"
 
 #include <string.h>
@@ -12,7 +12,7 @@ const cli_opt dshard_opts[] = {
     CLI_END,
 };
 
-void dshard_init(dshard *s, cli_dist *D, const char *cmd, int argc, char **argv)
+static void init(dshard *s, cli_dist *D, const char *cmd, int argc, char **argv)
 {
     memset(s, 0, sizeof *s);
     s->D = D;
@@ -22,6 +22,16 @@ void dshard_init(dshard *s, cli_dist *D, const char *cmd, int argc, char **argv)
     s->size = D->size;
     s->inputs = argv + 1;
     s->ninputs = argc - 1;
+}
+
+int dshard_run(cli_dist *D, const char *cmd, int (*main)(int argc, char **argv, dshard *s), int argc, char **argv)
+{
+    dshard s;
+    init(&s, D, cmd, argc, argv);
+    int rc = main(argc, argv, &s);
+    dshard_stats(&s);
+    lp_free(s.buf), lp_free(s.all), lp_free(s.lens), lp_free(s.base), lp_free(s.off), lp_free(s.words);
+    return rc;
 }
 
 int dshard_parse(dshard *sh, const cli_spec *one, const cli_spec *dist, int argc, char **argv, void *args,
@@ -61,6 +71,33 @@ int dshard_agree(dshard *s, int rc)
     }
     lp_free(w);
     return out;
+}
+
+lp_status dshard_settle(dshard *s, lp_status st, lp_error *err)
+{
+    int first = dshard_agree(s, st ? cli_exit_for(st) : 0);
+    if (st)
+        return st;
+    return first ? lp_error_set(err, LP_ERR_IO, "another rank failed") : LP_OK;
+}
+
+lp_status dshard_gather(dshard *s, lp_error *err)
+{
+    size_t K = (size_t)s->size, dummy[1];
+    if (s->rank == 0) {
+        s->lens = lp_calloc(K, sizeof *s->lens);
+        s->base = lp_calloc(K, sizeof *s->base);
+        s->off = lp_calloc(K, sizeof *s->off);
+    }
+    int nomem = s->rank == 0 && (!s->lens || !s->base || !s->off);
+    void *all = NULL; /* the gather must still happen */
+    lp_status st = lp_dist_gather(s->d, 0, s->buf, s->len, &all, nomem ? dummy : s->lens, err);
+    s->all = all;
+    if (!st && nomem)
+        st = lp_error_set(err, LP_ERR_NOMEM, "out of memory");
+    for (size_t r = 1; !st && s->rank == 0 && r < K; r++)
+        s->base[r] = s->base[r - 1] + s->lens[r - 1];
+    return st;
 }
 
 uint64_t dshard_mix(uint64_t h, uint64_t v)

@@ -1,5 +1,5 @@
 /* infdist.h: `infer` over the ranks of a communicator (`longpole dist infer`,
- * cmd_dist_infer.c; docs/distributed.md). NULL everywhere = one process. Every rank
+ * cmd_dist_infer.c; docs/distributed.md). A NULL shard = one process. Every rank
  * loads every log (same segments, same skew correction), refines the model with its
  * contiguous share of the requests, and the models' state words are combined by an
  * AND (relations) and a SUM (counts) allreduce; pipeline candidates are checked per
@@ -10,23 +10,18 @@
 #include "cli.h"
 #include "longpole/analysis/mystery/causal.h"
 
-typedef struct cli_infdist cli_infdist;
-int cli_infer_main(int argc, char **argv, cli_infdist *id);
-/* Its rank and option state (dshard.h), NULL for NULL. */
-struct dshard *cli_infdist_shard(cli_infdist *id);
-int cli_infdist_root(const cli_infdist *id);
-/* Every rank: agree on rc (see dshard_agree). */
-int cli_infdist_agree(cli_infdist *id, int rc);
+struct dshard;
+int cli_infer_main(int argc, char **argv, struct dshard *sh);
 /* Every rank, after loading: whether all ranks loaded the same logs (dshard_same). */
-int cli_infdist_same(cli_infdist *id, const lp_reqlog *rl);
+int cli_infdist_same(struct dshard *s, const lp_reqlog *rl);
 /* This rank's share: part `*part` of `*nparts`. */
-void cli_infdist_part(const cli_infdist *id, uint64_t *part, uint64_t *nparts);
+void cli_infdist_part(const struct dshard *s, uint64_t *part, uint64_t *nparts);
 /* Before refining (segments mapped): remember the starting model's counts. */
-lp_status cli_infdist_start(cli_infdist *id, const lp_causal *m, lp_error *err);
+lp_status cli_infdist_start(struct dshard *s, const lp_causal *m, lp_error *err);
 /* Every rank, after refining (st: how it went here): combine the models into m. */
-lp_status cli_infdist_merge(cli_infdist *id, lp_status st, lp_causal *m, lp_error *err);
+lp_status cli_infdist_merge(struct dshard *s, lp_status st, lp_causal *m, lp_error *err);
 /* Every rank: derive the pipelines of the merged model and reject those any rank's
  * requests contradict (lp_causal_finish over every request). */
-lp_status cli_infdist_finish(cli_infdist *id, lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err);
+lp_status cli_infdist_finish(struct dshard *s, lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err);
 
 #endif

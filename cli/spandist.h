@@ -1,5 +1,5 @@
 /* spandist.h: `spans` over the ranks of a communicator (`longpole dist spans`,
- * cmd_dist_spans.c; docs/distributed.md). NULL everywhere = one process. Every rank
+ * cmd_dist_spans.c; docs/distributed.md). A NULL shard = one process. Every rank
  * loads every span file (the same table, the same trace numbers), walks the traces t
  * with t mod K = its rank and packs their paths (lp_spancp_pack); rank 0 gathers them
  * and aggregates and prints them in trace order, as `spans` does. */
@@ -10,19 +10,14 @@
 #include "longpole/model/span.h"
 #include "longpole/analysis/spans/spancp.h"
 
-typedef struct cli_spandist cli_spandist;
-int cli_spans_main(int argc, char **argv, cli_spandist *sd);
-/* Its rank and option state (dshard.h), NULL for NULL. */
-struct dshard *cli_spandist_shard(cli_spandist *sd);
-int cli_spandist_root(const cli_spandist *sd);
-/* Every rank: agree on rc (see dshard_agree). */
-int cli_spandist_agree(cli_spandist *sd, int rc);
+struct dshard;
+int cli_spans_main(int argc, char **argv, struct dshard *sh);
 /* Every rank, after loading: whether all ranks loaded the same table (dshard_same). */
-int cli_spandist_same(cli_spandist *sd, const lp_spans *sp);
+int cli_spandist_same(struct dshard *s, const lp_spans *sp);
 /* Every rank: walk this rank's traces (only `only` if it is not LP_SPAN_NONE), agree
  * on failure, gather the paths at rank 0. */
-lp_status cli_spandist_walk(cli_spandist *sd, const lp_spans *sp, uint32_t only, lp_error *err);
+lp_status cli_spandist_walk(struct dshard *s, const lp_spans *sp, uint32_t only, lp_error *err);
 /* Rank 0, after the walk, for t in increasing order: the path of trace t into cp. */
-lp_status cli_spandist_next(cli_spandist *sd, const lp_spans *sp, uint32_t t, lp_spancp *cp, lp_error *err);
+lp_status cli_spandist_next(struct dshard *s, const lp_spans *sp, uint32_t t, lp_spancp *cp, lp_error *err);
 
 #endif

@@ -53,27 +53,21 @@ void cli_sumopts_init(cli_sumopts *o);
 void cli_sumopts_apply(cli_sumopts *o);
 
 /* `summary` over the ranks of a communicator (`longpole dist summary`,
- * cmd_dist_summary.c; docs/distributed.md): NULL everywhere = one process. Every rank
+ * cmd_dist_summary.c; docs/distributed.md): a NULL shard = one process. Every rank
  * loads the trace and plans the whole grid, analyses the windows it owns (k mod size),
  * packs their results; rank 0 gathers them and hands them to the printer in index
  * order, so it prints what `summary` prints. */
-typedef struct cli_sumdist cli_sumdist;
-int cli_summary_main(int argc, char **argv, cli_sumdist *sd);
-/* Its rank and option state (dshard.h), NULL for NULL. */
-struct dshard *cli_sumdist_shard(cli_sumdist *sd);
-/* Whether this rank analyses window k; whether it prints (rank 0). */
-int cli_sumdist_mine(const cli_sumdist *sd, uint64_t k);
-int cli_sumdist_root(const cli_sumdist *sd);
+struct dshard;
+int cli_summary_main(int argc, char **argv, struct dshard *sh);
+/* Whether this rank analyses window k. */
+int cli_sumdist_mine(const struct dshard *s, uint64_t k);
 /* Keep a result of this rank's (packed, sent at the end); -1 out of memory. */
-int cli_sumdist_keep(cli_sumdist *sd, const lp_winres *r);
-/* Every rank: agree on rc (0 or an exit status; a failed rank is named on stderr);
- * returns the first non-zero rc of any rank, or 0. */
-int cli_sumdist_agree(cli_sumdist *sd, int rc);
+int cli_sumdist_keep(struct dshard *s, const lp_winres *r);
 /* Every rank, after loading: whether all ranks loaded the same trace (dshard_same). */
-int cli_sumdist_same(cli_sumdist *sd, const lp_trace *t);
+int cli_sumdist_same(struct dshard *s, const lp_trace *t);
 /* Every rank, after its windows (st: how they went here): agree on failure, gather the
  * results at rank 0, which calls fn on each of the grid's n windows in index order. */
-lp_status cli_sumdist_merge(cli_sumdist *sd, lp_status st, uint64_t n, const lp_sumkeys *keys,
+lp_status cli_sumdist_merge(struct dshard *s, lp_status st, uint64_t n, const lp_sumkeys *keys,
                             const lp_snapsrc *src, lp_winres_fn fn, void *ctx, lp_error *err);
 
 #endif

@@ -598,23 +598,22 @@ lp_status lp_sqlite_trace(lp_sqlite *db, const lp_trace *t, int64_t from, int64_
     if (st)
         return st;
     if (t->nacts) {
+        /* the graph for the checks only, released before the path, which comes from the
+         * trace's columns (lp_cpath_trace: the same path, no graph) */
         lp_pag g;
         lp_cpath cp;
         lp_check c;
         if ((st = lp_pag_build(t, &g, err)))
             return st;
-        if ((st = lp_cpath_compute(&g, &cp, err))) {
-            lp_pag_release(&g);
-            return st;
-        }
         st = lp_check_run(&g, &c, err);
         lp_pag_release(&g);
         if (!st) {
             st = write_check(db, &c, err);
             lp_check_release(&c);
         }
-        if (!st)
-            st = write_cp(db, t, &cp, from, to, err);
+        if (st || (st = lp_cpath_trace(t, &cp, err)))
+            return st;
+        st = write_cp(db, t, &cp, from, to, err);
         if (!st)
             st = write_breakdowns(db, t, &cp, err);
         lp_cpath_release(&cp);

@@ -214,16 +214,18 @@ lp_status lp_report_graph_get(lp_report *r, const lp_report_graph **g, lp_error 
         *g = &r->g;
         return LP_OK;
     }
+    /* the graph only for its size (the overview prints it), released before the path,
+     * which comes from the trace's columns (lp_cpath_trace: the same path, no graph) */
     lp_pag pag;
     lp_status st = lp_pag_build(r->d.trace, &pag, err);
     if (st)
         return lp_error_push(err, "building the activity graph");
     memset(&r->g, 0, sizeof r->g);
-    st = r->d.cp ? cpath_copy(r->d.cp, &r->g.cp, err) : lp_cpath_compute(&pag, &r->g.cp, err);
     r->g.nv = pag.nv;
     r->g.nwedges = pag.nwedges;
     r->g.ncedges = pag.ncedges;
     lp_pag_release(&pag);
+    st = r->d.cp ? cpath_copy(r->d.cp, &r->g.cp, err) : lp_cpath_trace(r->d.trace, &r->g.cp, err);
     if (st)
         return lp_error_push(err, "critical path");
     /* the checks, on the snapshot of the whole trace */

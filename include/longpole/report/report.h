@@ -245,9 +245,11 @@ const lp_report_data *lp_report_data_of(const lp_report *r);
 const lp_report_opts *lp_report_opts_of(const lp_report *r);
 
 /* The analyses several sections share, computed once (not thread-safe: call from
- * prepare). The PAG is released after use; the path and checks stay. The checks are
- * those of lp_check_run on the whole trace, evaluated as the snapshot of [tmin, tmax]
- * (lp_snapshot_check: the same definitions, linear time where lp_check_run sorts). */
+ * prepare). The PAG is built only for its size and released before the path, which
+ * comes from the trace's columns (lp_cpath_trace); the path and checks stay. The
+ * checks are those of lp_check_run on the whole trace, evaluated as the snapshot of
+ * [tmin, tmax] (lp_snapshot_check: the same definitions, linear time where
+ * lp_check_run sorts). */
 typedef struct lp_report_graph {
     lp_cpath cp;                  /* whole-trace critical path (cpath.h) */
     lp_snapcheck check;           /* SnailTrail App. A.2 Properties 1 and 2 (counts, first few) */
