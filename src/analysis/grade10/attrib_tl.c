@@ -170,7 +170,7 @@ static inline int clipped(const lp_g10_attr *a, const tlw *w, size_t k, int64_t 
 }
 
 /* The segment that starts at boundary t (t = bound[nseg] gives nseg). */
-static uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
+static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
 {
     if (a->mode == LP_G10_SLICES) {
         if (t < tl->grid0)

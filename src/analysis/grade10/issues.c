@@ -66,7 +66,7 @@ static inline uint32_t seek(other *o, int64_t t)
 }
 
 /* How much faster a phase could use resource `o` in its segment s before it binds. */
-static double headroom(const other *o, uint32_t s, double th)
+static inline double headroom(const other *o, uint32_t s, double th)
 {
     const lp_g10_tl *tl = o->tl;
     double K = tl->capacity, u = tl->u[s], x = tl->x[s];
@@ -196,19 +196,26 @@ static int piece_on_grid(const lp_g10_attr *a, const other *ot, size_t no, int64
 static void piece_savings_grid(const lp_g10_attr *a, const other *ot, size_t no, const int *isbn, uint32_t n,
                                double th, double *saved)
 {
-    double hr[64];
     double len = (double)a->slice_ns;
     for (uint32_t i = 0; i < n; i++) {
-        for (size_t o = 0; o < no; o++)
-            hr[o] = headroom(&ot[o], ot[o].s0 + i, th);
+        /* every resource's headroom, and the least two (the least of the others is the
+         * least one's, or, for the least itself, the second's) */
+        double h1 = INFINITY, h2 = INFINITY;
+        size_t o1 = SIZE_MAX;
+        for (size_t o = 0; o < no; o++) {
+            double h = headroom(&ot[o], ot[o].s0 + i, th);
+            if (h < h1)
+                h2 = h1, h1 = h, o1 = o;
+            else if (h < h2)
+                h2 = h;
+        }
         for (size_t j = 0; j < no; j++) {
             int cont;
             if (!isbn[j] || !bn_at(&ot[j], ot[j].s0 + i, th, &cont))
                 continue;
-            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont);
-            for (size_t o = 0; o < no; o++)
-                if (o != j && hr[o] < h)
-                    h = hr[o];
+            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont), least = j == o1 ? h2 : h1;
+            if (least < h)
+                h = least;
             saved[j] += len * (isinf(h) ? 1.0 : 1.0 - 1.0 / h);
         }
     }
