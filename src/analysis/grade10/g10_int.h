@@ -98,21 +98,6 @@ static inline size_t g10_leaf_pieces(const lp_g10_attr *a, uint32_t p, const int
 /* Blocking instances from the inputs, and for every leaf the ones that stop it. */
 lp_status g10_blocking_build(lp_g10_attr *a, const lp_g10_data *d, lp_diags *ds, lp_error *err);
 
-/* floor(d / div) for div > 0: the quotient guessed in floating point and corrected in
- * integers (a multiply instead of a 64-bit division on the hot lookups; exact: the guess
- * is within one of the quotient below 2^52, checked both ways). */
-static inline uint64_t g10_udiv(uint64_t d, uint64_t div)
-{
-    if (d >= ((uint64_t)1 << 52))
-        return d / div;
-    uint64_t q = (uint64_t)((double)d / (double)div);
-    if (q * div > d)
-        q--;
-    else if (d - q * div >= div)
-        q++;
-    return q;
-}
-
 /* The segment of timeline tl holding instant t (bound[0] <= t < bound[nseg]): O(1) on
  * the slice grid, a binary search in event mode. */
 static inline uint32_t g10_seg_of(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
