@@ -44,10 +44,7 @@ void lp_g10_attr_free(lp_g10_attr *a)
     lp_free(a);
 }
 
-/* Per phase type t, the resources r (in order) a leaf of type t uses: the blocking ones
- * with rule Full (blocking), or the consumable ones with a rule other than None; row t
- * has nres + 1 entries, the count first. NULL if out of memory. */
-static uint32_t *type_rows(const lp_g10_model *m, int blocking)
+uint32_t *g10_type_rows(const lp_g10_model *m, int which)
 {
     size_t w = (size_t)m->nres + 1;
     uint32_t *rows = lp_malloc(((size_t)m->ntypes * w + 1) * sizeof *rows);
@@ -56,8 +53,8 @@ static uint32_t *type_rows(const lp_g10_model *m, int blocking)
         row[0] = 0;
         for (uint32_t r = 0; r < m->nres; r++) {
             uint8_t k = m->rkind[(size_t)t * m->nres + r];
-            if (blocking ? m->res[r].kind == LP_G10_BLOCKING && k == LP_G10_RULE_FULL
-                         : m->res[r].kind == LP_G10_CONSUMABLE && k != LP_G10_RULE_NONE)
+            if (m->res[r].kind == LP_G10_BLOCKING ? (which & G10_ROWS_BLOCKING) && k == LP_G10_RULE_FULL
+                                                  : (which & G10_ROWS_CONSUMABLE) && k != LP_G10_RULE_NONE)
                 row[1 + row[0]++] = r;
         }
     }
@@ -72,7 +69,7 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
     g10_pieces pc = {0};
     lp_status st = LP_OK;
     size_t cap = 0, np = 0;
-    uint32_t *rows = type_rows(m, 1);
+    uint32_t *rows = g10_type_rows(m, G10_ROWS_BLOCKING);
     if (!rows || !(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)) ||
         !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst))) {
         lp_free(rows);
@@ -288,7 +285,7 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
     const lp_g10_exec *x = a->x;
     lp_hmap missing = {0};
     lp_status st = LP_OK;
-    uint32_t *tab = timeline_table(a, pl), *rows = type_rows(m, 0);
+    uint32_t *tab = timeline_table(a, pl), *rows = g10_type_rows(m, G10_ROWS_CONSUMABLE);
     if (!tab || !rows) {
         lp_free(tab), lp_free(rows);
         return nomem(err);

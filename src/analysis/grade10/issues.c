@@ -320,9 +320,7 @@ static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
 {
     const lp_g10_model *m = a->m;
     size_t *cur = lp_calloc(m->nres + 1, sizeof *cur), w = (size_t)m->nres + 1;
-    /* per type, the resources its leaves can have a use of (a rule other than None;
-     * Full for a blocking one): row t of w, the count first */
-    uint32_t *rows = lp_malloc(((size_t)m->ntypes * w + 1) * sizeof *rows);
+    uint32_t *rows = g10_type_rows(m, G10_ROWS_BLOCKING | G10_ROWS_CONSUMABLE); /* row t of w */
     uint8_t *alike = lp_malloc((size_t)a->ntl * a->ntl + 1);
     leafuse lu[64];
     double out[64];
@@ -330,15 +328,6 @@ static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
     for (uint32_t i = 0; !st && i < a->ntl; i++)
         for (uint32_t j = 0; j < a->ntl; j++)
             alike[(size_t)i * a->ntl + j] = (uint8_t)cut_alike(a, &a->tl[j], &a->tl[i]);
-    for (uint32_t t = 0; !st && t < m->ntypes; t++) {
-        uint32_t *row = rows + t * w;
-        row[0] = 0;
-        for (uint32_t r = 0; r < m->nres; r++) {
-            uint8_t k = m->rkind[(size_t)t * m->nres + r];
-            if (m->res[r].kind == LP_G10_BLOCKING ? k == LP_G10_RULE_FULL : k != LP_G10_RULE_NONE)
-                row[1 + row[0]++] = r;
-        }
-    }
     for (uint32_t p = 0; p < a->x->n && !st; p++) {
         if (!lp_g10_is_leaf(a->x, p))
             continue;
