@@ -44,6 +44,23 @@ void lp_g10_attr_free(lp_g10_attr *a)
     lp_free(a);
 }
 
+uint32_t *g10_type_rows(const lp_g10_model *m, int which)
+{
+    size_t w = (size_t)m->nres + 1;
+    uint32_t *rows = lp_malloc(((size_t)m->ntypes * w + 1) * sizeof *rows);
+    for (uint32_t t = 0; rows && t < m->ntypes; t++) {
+        uint32_t *row = rows + t * w;
+        row[0] = 0;
+        for (uint32_t r = 0; r < m->nres; r++) {
+            uint8_t k = m->rkind[(size_t)t * m->nres + r];
+            if (m->res[r].kind == LP_G10_BLOCKING ? (which & G10_ROWS_BLOCKING) && k == LP_G10_RULE_FULL
+                                                  : (which & G10_ROWS_CONSUMABLE) && k != LP_G10_RULE_NONE)
+                row[1 + row[0]++] = r;
+        }
+    }
+    return rows;
+}
+
 /* Active time of every leaf; blocking uses. */
 static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
 {
@@ -52,9 +69,12 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
     g10_pieces pc = {0};
     lp_status st = LP_OK;
     size_t cap = 0, np = 0;
-    if (!(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)) ||
-        !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst)))
+    uint32_t *rows = g10_type_rows(m, G10_ROWS_BLOCKING);
+    if (!rows || !(a->active_ns = lp_calloc(x->n, sizeof *a->active_ns)) ||
+        !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst))) {
+        lp_free(rows);
         return nomem(err);
+    }
     for (uint32_t p = 0; p < x->n && !st; p++) {
         a->pfirst[p] = (uint32_t)np;
         if (!lp_g10_is_leaf(x, p))
@@ -88,9 +108,9 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
             a->ps[np] = pc.s[k], a->pe[np++] = pc.e[k];
             a->active_ns[p] += pc.e[k] - pc.s[k];
         }
-        for (uint32_t r = 0; r < m->nres && !st; r++) {
-            if (m->res[r].kind != LP_G10_BLOCKING || m->rkind[(size_t)x->type[p] * m->nres + r] != LP_G10_RULE_FULL)
-                continue;
+        const uint32_t *row = rows + (size_t)x->type[p] * (m->nres + 1);
+        for (uint32_t i = 1; i <= row[0] && !st; i++) {
+            uint32_t r = row[i];
             int64_t b = 0;
             if (a->pblk_first[p + 1] > a->pblk_first[p])
                 st = g10_blocked_ns(a, p, r, &pc, &b, err);
@@ -110,6 +130,7 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
             st = nomem(err);
     }
     g10_pieces_release(&pc);
+    lp_free(rows);
     if (!st && a->widened)
         lp_diags_report(ds, LP_SEV_NOTE, LP_RULE_IMPORT, NULL, 0,
                         "%llu phases shorter than half a slice (%lld ns) were widened to the one slice holding their midpoint",
@@ -264,9 +285,11 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
     const lp_g10_exec *x = a->x;
     lp_hmap missing = {0};
     lp_status st = LP_OK;
-    uint32_t *tab = timeline_table(a, pl);
-    if (!tab)
+    uint32_t *tab = timeline_table(a, pl), *rows = g10_type_rows(m, G10_ROWS_CONSUMABLE);
+    if (!tab || !rows) {
+        lp_free(tab), lp_free(rows);
         return nomem(err);
+    }
     for (int fill = 0; fill < 2 && !st; fill++) {
         for (uint32_t k = 0; fill && k < a->ntl && !st; k++) {
             g10_tlphases *ph = &pl->ph[k];
@@ -278,11 +301,9 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
             if (!lp_g10_is_leaf(x, p))
                 continue;
             const uint32_t *row = tab + (size_t)(x->host[p] == LP_G10_NONE ? x->nhosts : x->host[p]) * m->nres;
-            const uint8_t *rk = m->rkind + (size_t)x->type[p] * m->nres;
-            for (uint32_t r = 0; r < m->nres && !st; r++) {
-                if (m->res[r].kind != LP_G10_CONSUMABLE || rk[r] == LP_G10_RULE_NONE)
-                    continue;
-                uint32_t k = row[r];
+            const uint32_t *rr = rows + (size_t)x->type[p] * (m->nres + 1);
+            for (uint32_t i = 1; i <= rr[0] && !st; i++) {
+                uint32_t r = rr[i], k = row[r];
                 if (!fill) {
                     pl->ph[k == LP_G10_NONE ? 0 : k].cap += k != LP_G10_NONE;
                     continue;
@@ -300,7 +321,7 @@ static lp_status assign(lp_g10_attr *a, plan *pl, lp_diags *ds, lp_error *err)
         }
     }
     lp_hmap_release(&missing);
-    lp_free(tab);
+    lp_free(tab), lp_free(rows);
     if (!st && a->no_host)
         lp_diags_report(ds, LP_SEV_WARNING, LP_RULE_IMPORT, NULL, 0,
                         "%llu (phase, resource) pairs have no host and the resource is not monitored on exactly one "

@@ -170,7 +170,7 @@ static inline int clipped(const lp_g10_attr *a, const tlw *w, size_t k, int64_t 
 }
 
 /* The segment that starts at boundary t (t = bound[nseg] gives nseg). */
-static uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
+static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t t)
 {
     if (a->mode == LP_G10_SLICES) {
         if (t < tl->grid0)
@@ -387,11 +387,13 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
             bg += l * tl->x[s]; /* zero: x is 0 without exact demand */
     }
     const lp_g10_exec *x = a->x;
-    double total = 0;
+    double total = 0, val = 0;
+    uint32_t last_t = LP_G10_NONE; /* the rule of the previous phase's type, kept */
+    uint8_t kind = 0;
     for (size_t i = 0; i < ph->n; i++) {
         uint32_t p = ph->phase[i], t = x->type[p];
-        uint8_t kind;
-        double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
+        if (t != last_t)
+            val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind), last_t = t;
         int exact = kind == LP_G10_RULE_EXACT;
         double used = 0;
         int64_t bn = 0, bg_ns = 0, bl_ns = 0;

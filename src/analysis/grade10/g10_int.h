@@ -95,6 +95,12 @@ static inline size_t g10_leaf_pieces(const lp_g10_attr *a, uint32_t p, const int
     *e = a->pe + a->pfirst[p];
     return a->pfirst[p + 1] - a->pfirst[p];
 }
+/* Per phase type t, the resources r (in order) its leaves have a use of: the blocking
+ * ones with rule Full (G10_ROWS_BLOCKING), the consumable ones with a rule other than
+ * None (G10_ROWS_CONSUMABLE), or both; row t of nres + 1 entries, the count first.
+ * NULL if out of memory (lp_free it). */
+enum { G10_ROWS_BLOCKING = 1, G10_ROWS_CONSUMABLE = 2 };
+uint32_t *g10_type_rows(const lp_g10_model *m, int which);
 /* Blocking instances from the inputs, and for every leaf the ones that stop it. */
 lp_status g10_blocking_build(lp_g10_attr *a, const lp_g10_data *d, lp_diags *ds, lp_error *err);
 
@@ -162,6 +168,7 @@ typedef struct g10_respan {
     uint32_t *tstamp;        /* [ntypes] per-type state of the parent being evaluated */
     int64_t *tmax, *tlast;   /* [ntypes] the latest end, and the last one, of each type's children */
     uint32_t tgen;
+    uint8_t *tflag;          /* [ntypes] what local_span needs of each type (respan.c: RS_*) */
     uint32_t *dirty;         /* the composites to recompute */
     size_t ndirty, capdirty;
     size_t scan_above;       /* more of them than this (x->n / 64): found by a scan, not sorted */

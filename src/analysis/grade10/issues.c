@@ -66,7 +66,7 @@ static inline uint32_t seek(other *o, int64_t t)
 }
 
 /* How much faster a phase could use resource `o` in its segment s before it binds. */
-static double headroom(const other *o, uint32_t s, double th)
+static inline double headroom(const other *o, uint32_t s, double th)
 {
     const lp_g10_tl *tl = o->tl;
     double K = tl->capacity, u = tl->u[s], x = tl->x[s];
@@ -120,16 +120,23 @@ typedef struct leafuse {
     size_t i;            /* index in a->use[r] */
 } leafuse;
 
+/* Are timelines tl and pt cut alike (slice mode: the same slice grid and ends, so the
+ * same bounds)? */
+static int cut_alike(const lp_g10_attr *a, const lp_g10_tl *tl, const lp_g10_tl *pt)
+{
+    return tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
+           tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] && a->mode == LP_G10_SLICES;
+}
+
 /* Every cursor of ot at the start t of a piece (timelines cut alike, as monitoring
- * sampled together usually is, share one lookup). */
-static void cursors_at(const lp_g10_attr *a, other *ot, size_t no, int64_t t)
+ * sampled together usually is, share one lookup); alike[i * ntl + j]: cut_alike of
+ * timelines j and i. */
+static void cursors_at(const lp_g10_attr *a, other *ot, size_t no, int64_t t, const uint8_t *alike)
 {
     for (size_t i = 0; i < no; i++) {
-        const lp_g10_tl *tl = ot[i].tl, *pt = i ? ot[i - 1].tl : NULL;
+        const lp_g10_tl *tl = ot[i].tl;
         uint32_t s = 0;
-        ot[i].same = pt && tl->nseg == pt->nseg && tl->lead == pt->lead && tl->grid0 == pt->grid0 && tl->nseg &&
-                     tl->bound[0] == pt->bound[0] && tl->bound[tl->nseg] == pt->bound[pt->nseg] &&
-                     a->mode == LP_G10_SLICES;
+        ot[i].same = i && alike[(size_t)(ot[i - 1].tl - a->tl) * a->ntl + (size_t)(tl - a->tl)];
         if (ot[i].same)
             s = ot[i - 1].s0; /* the same slice grid and ends: the same bounds, the same segment */
         else if (tl->nseg && t >= tl->bound[tl->nseg])
@@ -196,19 +203,26 @@ static int piece_on_grid(const lp_g10_attr *a, const other *ot, size_t no, int64
 static void piece_savings_grid(const lp_g10_attr *a, const other *ot, size_t no, const int *isbn, uint32_t n,
                                double th, double *saved)
 {
-    double hr[64];
     double len = (double)a->slice_ns;
     for (uint32_t i = 0; i < n; i++) {
-        for (size_t o = 0; o < no; o++)
-            hr[o] = headroom(&ot[o], ot[o].s0 + i, th);
+        /* every resource's headroom, and the least two (the least of the others is the
+         * least one's, or, for the least itself, the second's) */
+        double h1 = INFINITY, h2 = INFINITY;
+        size_t o1 = SIZE_MAX;
+        for (size_t o = 0; o < no; o++) {
+            double h = headroom(&ot[o], ot[o].s0 + i, th);
+            if (h < h1)
+                h2 = h1, h1 = h, o1 = o;
+            else if (h < h2)
+                h2 = h;
+        }
         for (size_t j = 0; j < no; j++) {
             int cont;
             if (!isbn[j] || !bn_at(&ot[j], ot[j].s0 + i, th, &cont))
                 continue;
-            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont);
-            for (size_t o = 0; o < no; o++)
-                if (o != j && hr[o] < h)
-                    h = hr[o];
+            double h = hmax_at(ot[j].tl, ot[j].s0 + i, cont), least = j == o1 ? h2 : h1;
+            if (least < h)
+                h = least;
             saved[j] += len * (isinf(h) ? 1.0 : 1.0 - 1.0 / h);
         }
     }
@@ -216,7 +230,8 @@ static void piece_savings_grid(const lp_g10_attr *a, const other *ot, size_t no,
 
 /* Time leaf p would save without resource lu[k]'s bottleneck, in segment time, for
  * every k (0 where it is not bottlenecked). */
-static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, double *out)
+static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, size_t nl, const uint8_t *alike,
+                         double *out)
 {
     const lp_g10_model *m = a->m;
     other ot[64];
@@ -245,7 +260,7 @@ static void leaf_savings(const lp_g10_attr *a, uint32_t p, const leafuse *lu, si
     for (size_t j = 0; j < no; j++)
         saved[j] = 0, isbn[j] = a->use[lu[mine[j]].r][lu[mine[j]].i].bn_ns > 0;
     for (size_t k = 0; k < npc; k++) {
-        cursors_at(a, ot, no, ps[k]);
+        cursors_at(a, ot, no, ps[k], alike);
         uint32_t n;
         if (piece_on_grid(a, ot, no, ps[k], pe[k], &n)) {
             piece_savings_grid(a, ot, no, isbn, n, th, saved);
@@ -304,16 +319,23 @@ static int64_t shortened_dur(const lp_g10_attr *a, uint32_t p, double saved)
 static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
 {
     const lp_g10_model *m = a->m;
-    size_t *cur = lp_calloc(m->nres + 1, sizeof *cur);
+    size_t *cur = lp_calloc(m->nres + 1, sizeof *cur), w = (size_t)m->nres + 1;
+    uint32_t *rows = g10_type_rows(m, G10_ROWS_BLOCKING | G10_ROWS_CONSUMABLE); /* row t of w */
+    uint8_t *alike = lp_malloc((size_t)a->ntl * a->ntl + 1);
     leafuse lu[64];
     double out[64];
-    lp_status st = cur ? LP_OK : nomem(err);
+    lp_status st = cur && rows && alike ? LP_OK : nomem(err);
+    for (uint32_t i = 0; !st && i < a->ntl; i++)
+        for (uint32_t j = 0; j < a->ntl; j++)
+            alike[(size_t)i * a->ntl + j] = (uint8_t)cut_alike(a, &a->tl[j], &a->tl[i]);
     for (uint32_t p = 0; p < a->x->n && !st; p++) {
         if (!lp_g10_is_leaf(a->x, p))
             continue;
         size_t nl = 0;
         int any = 0;
-        for (uint32_t r = 0; r < m->nres && nl < 64; r++) {
+        const uint32_t *row = rows + (size_t)a->x->type[p] * w;
+        for (uint32_t i = 1; i <= row[0] && nl < 64; i++) {
+            uint32_t r = row[i];
             if (cur[r] < a->nuse[r] && a->use[r][cur[r]].phase == p) {
                 any |= a->use[r][cur[r]].bn_ns > 0;
                 lu[nl++] = (leafuse){r, cur[r]++};
@@ -324,7 +346,7 @@ static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
         }
         if (!any)
             continue;
-        leaf_savings(a, p, lu, nl, out);
+        leaf_savings(a, p, lu, nl, alike, out);
         for (size_t k = 0; k < nl && !st; k++) {
             int64_t nd = out[k] > 0 ? shortened_dur(a, p, out[k]) : -1;
             shortlist *l = &sl[lu[k].r];
@@ -336,7 +358,7 @@ static lp_status all_savings(const lp_g10_attr *a, shortlist *sl, lp_error *err)
                 l->v[l->n++] = (shortened){p, nd};
         }
     }
-    lp_free(cur);
+    lp_free(cur), lp_free(rows), lp_free(alike);
     return st;
 }
 
@@ -541,6 +563,18 @@ static lp_status candidate(replayer *R, lp_g10_issues *is, size_t *cap, lp_g10_i
     return replayed(R, is, cap, v, dur, err);
 }
 
+/* dur back to base after a candidate: its changed leaves when it was replayed (the
+ * others are equal to base), everything otherwise. */
+static void restore(const replayer *R, uint64_t replayed_phases, const int64_t *base, int64_t *dur)
+{
+    if (!replayed_phases) {
+        memcpy(dur, base, R->x->n * sizeof *dur);
+        return;
+    }
+    for (size_t i = 0; i < R->nchanged; i++)
+        dur[R->changed[i]] = base[R->changed[i]];
+}
+
 lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err)
 {
     const lp_g10_exec *x = a->x;
@@ -595,14 +629,14 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     for (uint32_t t = 1; !st && t < m->ntypes; t++) {
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;
-        memcpy(dur, base, x->n * sizeof *dur);
         lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
             st = candidate(&R, out, &cap, v, base, dur, err);
-        memcpy(dur, base, x->n * sizeof *dur);
+        restore(&R, v.phases, base, dur);
         lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
         if (!st && !(st = lp_g10_without_outliers(x, t, rs, dur, &o, err)) && o.phases)
             st = candidate(&R, out, &cap, o, base, dur, err);
+        restore(&R, o.phases, base, dur);
     }
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);

@@ -29,6 +29,10 @@
 
 static lp_status nomem(lp_error *err) { return lp_error_set(err, LP_ERR_NOMEM, "out of memory"); }
 
+/* tflag bits: sequentially repeated; runs after some type; its children's ends are
+ * needed by a later sibling (RS_SEQ, or the `before` of some after clause) */
+enum { RS_SEQ = 1, RS_AFTER = 2, RS_TRACK = 4 };
+
 /* Is the recorded order of p's children topological for its `after` clauses? */
 static int forward(const lp_g10_exec *x, uint32_t p)
 {
@@ -66,9 +70,16 @@ lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *b
     rs->tstamp = lp_calloc((size_t)nt + 1, sizeof *rs->tstamp);
     rs->tmax = lp_malloc(((size_t)nt + 1) * sizeof *rs->tmax);
     rs->tlast = lp_malloc(((size_t)nt + 1) * sizeof *rs->tlast);
-    if (!rs->span || !rs->stamp || !rs->tstamp || !rs->tmax || !rs->tlast) {
+    rs->tflag = lp_calloc((size_t)nt + 1, sizeof *rs->tflag);
+    if (!rs->span || !rs->stamp || !rs->tstamp || !rs->tmax || !rs->tlast || !rs->tflag) {
         g10_respan_release(rs);
         return nomem(err);
+    }
+    for (uint32_t t = 0; t < nt; t++)
+        rs->tflag[t] = x->m->type[t].repeat == LP_G10_SEQUENTIAL ? RS_SEQ | RS_TRACK : 0;
+    for (uint32_t k = 0; k < x->m->nafter; k++) {
+        rs->tflag[x->m->after[k].after] |= RS_AFTER;
+        rs->tflag[x->m->after[k].before] |= RS_TRACK;
     }
     return LP_OK;
 }
@@ -76,7 +87,7 @@ lp_status g10_respan_init(g10_respan *rs, const lp_g10_exec *x, const int64_t *b
 void g10_respan_release(g10_respan *rs)
 {
     lp_free(rs->span), lp_free(rs->stamp), lp_free(rs->tstamp), lp_free(rs->tmax), lp_free(rs->tlast);
-    lp_free(rs->dirty);
+    lp_free(rs->tflag), lp_free(rs->dirty);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -105,20 +116,23 @@ static int64_t local_span(g10_respan *rs, uint32_t p, const int64_t *dur)
         int64_t o = 0;
         if (serial && have_prev && prev_end > o)
             o = prev_end;
-        if (rs->tstamp[t] == g && m->type[t].repeat == LP_G10_SEQUENTIAL && rs->tlast[t] > o)
+        uint8_t f = rs->tflag[t];
+        if ((f & RS_SEQ) && rs->tstamp[t] == g && rs->tlast[t] > o)
             o = rs->tlast[t];
-        for (uint32_t k = 0; k < m->nafter; k++) {
+        for (uint32_t k = 0; (f & RS_AFTER) && k < m->nafter; k++) {
             const lp_g10_after *af = &m->after[k];
             if (af->after == t && m->type[af->before].parent == x->type[p] && rs->tstamp[af->before] == g &&
                 rs->tmax[af->before] > o)
                 o = rs->tmax[af->before];
         }
         int64_t e = o + span_of(rs, c, dur);
-        if (rs->tstamp[t] != g)
-            rs->tstamp[t] = g, rs->tmax[t] = e;
-        else if (e > rs->tmax[t])
-            rs->tmax[t] = e;
-        rs->tlast[t] = e;
+        if (f & RS_TRACK) { /* (a type nobody reads the ends of is not tracked) */
+            if (rs->tstamp[t] != g)
+                rs->tstamp[t] = g, rs->tmax[t] = e;
+            else if (e > rs->tmax[t])
+                rs->tmax[t] = e;
+            rs->tlast[t] = e;
+        }
         prev_end = e, have_prev = 1;
         if (e > span)
             span = e;

@@ -7,12 +7,7 @@
  * monitoring is as fine as the slices, slice and event modes equal on aligned input,
  * also when the sampler's grid is shifted off the multiples of the slice);
  * effective capacity from a run-queue delay series. */
-#include "t.h"
-#include "tutil.h"
-#include "longpole/import/grade10.h"
-#include "longpole/analysis/grade10/model.h"
-#include "longpole/analysis/grade10/exec.h"
-#include "longpole/analysis/grade10/attrib.h"
+#include "g10test.h"
 
 #include <math.h>
 
@@ -36,21 +31,9 @@ static int run_text(run *r, const char *model, const char *oplog, const char *mo
         return 0;
     }
     const char *texts[3] = {oplog, mon, blk};
-    const char *names[3] = {"ops.log", "mon.csv", "blk.csv"};
-    for (int i = 0; i < 3; i++) {
-        if (!texts[i])
-            continue;
-        lp_input *in;
-        lp_g10_read_opts o = {1};
-        if (lp_input_open_mem(&in, texts[i], strlen(texts[i]), names[i], &err))
+    for (int i = 0; i < 3; i++)
+        if (texts[i] && g10t_load(&r->d, texts[i], i, &r->ds, &err))
             return 0;
-        lp_status st = i == 0 ? lp_g10_read_oplog(&r->d, in, &o, &r->ds, &err)
-                       : i == 1 ? lp_g10_read_monitor(&r->d, in, &o, &r->ds, &err)
-                                : lp_g10_read_blocking(&r->d, in, &o, &r->ds, &err);
-        lp_input_close(in);
-        if (st)
-            return 0;
-    }
     if (lp_g10_exec_from_events(r->m, &r->d, &r->ds, &r->x, &err)) {
         fprintf(stderr, "exec: %s\n", err.msg);
         return 0;
@@ -287,30 +270,6 @@ static void test_effective(void)
 }
 
 /* ---- random runs: invariants ----------------------------------------------------------- */
-
-static double rnd(uint64_t *s) { return (double)(t_splitmix(s) >> 11) / 9007199254740992.0; }
-
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if ((size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = b->cap * 2 + (size_t)k + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-}
 
 /* A random run: threads with exact CPU demand, communication phases with variable
  * network demand, monitoring every `every` slices (ms slices of 10 ms). */

@@ -4,68 +4,13 @@
  * makespan; the paper's imbalance example (Gather 20.5 s -> 48.7 s, 2.38x) built and
  * recovered; bottleneck removal on a constructed case (saturated CPU with and without
  * network headroom, a GC pause). */
-#include "t.h"
-#include "tutil.h"
-#include "longpole/import/grade10.h"
-#include "longpole/analysis/grade10/model.h"
-#include "longpole/analysis/grade10/exec.h"
-#include "longpole/analysis/grade10/attrib.h"
+#include "g10test.h"
 #include "longpole/analysis/grade10/issues.h"
 #include "analysis/grade10/g10_int.h"
 
 #include <math.h>
 
 #define S 1000000000LL
-
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->p && (size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = b->cap * 2 + (size_t)k + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-}
-
-static lp_g10_model *model_of(const char *text)
-{
-    lp_diags ds;
-    lp_diags_init(&ds, 20);
-    lp_error err;
-    lp_g10_model *m = NULL;
-    if (lp_g10_model_parse(&m, text, strlen(text), "m.g10", &ds, &err))
-        fprintf(stderr, "model: %s\n", err.msg);
-    lp_diags_release(&ds);
-    return m;
-}
-
-static lp_g10_exec *exec_of(const lp_g10_model *m, const char *ops, lp_g10_data *d, lp_diags *ds)
-{
-    lp_error err;
-    lp_input *in;
-    lp_g10_read_opts o = {1};
-    lp_g10_exec *x = NULL;
-    lp_diags_init(ds, 50);
-    if (lp_g10_data_init(d, &err) || lp_input_open_mem(&in, ops, strlen(ops), "ops.log", &err))
-        return NULL;
-    lp_status st = lp_g10_read_oplog(d, in, &o, ds, &err);
-    lp_input_close(in);
-    if (!st && lp_g10_exec_from_events(m, d, ds, &x, &err))
-        fprintf(stderr, "exec: %s\n", err.msg);
-    return x;
-}
 
 /* ---- the twin: every constraint relaxed until nothing moves --------------------------- */
 
@@ -561,17 +506,10 @@ static void test_bottleneck(void)
     if (!x)
         return;
     lp_error err;
-    lp_input *in;
-    lp_g10_read_opts o1 = {1};
     const char *mon = "0,h,cpu,0\n0,h,net,0\n10000000000,h,cpu,1\n10000000000,h,net,0.5\n"
                       "20000000000,h,cpu,0.2\n20000000000,h,net,0\n";
-    CHECK(lp_input_open_mem(&in, mon, strlen(mon), "mon.csv", &err) == LP_OK);
-    CHECK(lp_g10_read_monitor(&d, in, &o1, &ds, &err) == LP_OK);
-    lp_input_close(in);
-    const char *blk = "12000000000,14000000000,h,gc\n";
-    CHECK(lp_input_open_mem(&in, blk, strlen(blk), "blk.csv", &err) == LP_OK);
-    CHECK(lp_g10_read_blocking(&d, in, &o1, &ds, &err) == LP_OK);
-    lp_input_close(in);
+    CHECK(g10t_load(&d, mon, G10T_MONITOR, &ds, &err) == LP_OK);
+    CHECK(g10t_load(&d, "12000000000,14000000000,h,gc\n", G10T_BLOCKING, &ds, &err) == LP_OK);
     for (int mode = 0; mode < 2; mode++) {
         lp_g10_attr *a = NULL;
         lp_g10_opts o = {mode, 0, 1};

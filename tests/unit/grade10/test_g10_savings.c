@@ -7,41 +7,11 @@
  * for every resource: the fast walk) and cut differently (other periods, late starts,
  * jittered samples: the general walk), blocking, and effective capacity; both modes. The
  * leaf durations must be equal to the nanosecond. */
-#include "t.h"
-#include "tutil.h"
-#include "longpole/import/grade10.h"
-#include "longpole/analysis/grade10/model.h"
-#include "longpole/analysis/grade10/exec.h"
-#include "longpole/analysis/grade10/attrib.h"
+#include "g10test.h"
 #include "longpole/analysis/grade10/issues.h"
 #include "analysis/grade10/g10_int.h"
 
 #include <math.h>
-#include <stdarg.h>
-
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->p && (size_t)k < b->cap - b->n) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = b->cap * 2 + (size_t)k + 64;
-        b->p = realloc(b->p, b->cap);
-    }
-}
-
-static double rnd(uint64_t *s) { return (double)(t_splitmix(s) >> 11) / 9007199254740992.0; }
 
 /* ---- the twin ------------------------------------------------------------------------- */
 
@@ -237,20 +207,6 @@ static void random_run(uint64_t *seed, int alike, sbuf *ops, sbuf *mon, sbuf *bl
     }
 }
 
-static lp_status load(lp_g10_data *d, const char *text, int which, lp_diags *ds, lp_error *err)
-{
-    lp_input *in;
-    lp_g10_read_opts o = {1};
-    lp_status st = lp_input_open_mem(&in, text, strlen(text), which == 0 ? "ops.log" : which == 1 ? "mon.csv" : "blk.csv", err);
-    if (st)
-        return st;
-    st = which == 0 ? lp_g10_read_oplog(d, in, &o, ds, err)
-         : which == 1 ? lp_g10_read_monitor(d, in, &o, ds, err)
-                      : lp_g10_read_blocking(d, in, &o, ds, err);
-    lp_input_close(in);
-    return st;
-}
-
 static void test_twin(void)
 {
     lp_diags ds;
@@ -271,7 +227,8 @@ static void test_twin(void)
         lp_diags_release(&ds);
         lp_diags_init(&ds, 20);
         CHECK(lp_g10_data_init(&d, &err) == LP_OK);
-        if (load(&d, ops.p, 0, &ds, &err) || load(&d, mon.p, 1, &ds, &err) || (blk.n && load(&d, blk.p, 2, &ds, &err)) ||
+        if (g10t_load(&d, ops.p, G10T_OPLOG, &ds, &err) || g10t_load(&d, mon.p, G10T_MONITOR, &ds, &err) ||
+            (blk.n && g10t_load(&d, blk.p, G10T_BLOCKING, &ds, &err)) ||
             lp_g10_exec_from_events(m, &d, &ds, &x, &err)) {
             if (bad++ < 3)
                 fprintf(stderr, "case %d: %s\n", c, err.msg);
