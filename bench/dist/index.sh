@@ -25,27 +25,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LONGPOLE_NO_PRO
 mkdir -p "$WORK/ires"
 rm -rf "$WORK/ires/"* "$WORK/idx-"*
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-make_topo() { # as bench/dist/run.sh
-  local topo=$1 n=$2 dir=$WORK/$1-$2 i
-  hosts=()
-  case $topo in
-  pairs)
-    local p=$((n / 2))
-    [ -d "$dir/VM1-0" ] || "$KG" ctf --pairs "$p" "$dir" "$DATA/scp_dest" "$DATA/scp_src" 2> /dev/null
-    for ((i = 0; i < p; i++)); do hosts+=("$dir/VM3-$i"); done
-    for ((i = 0; i < p; i++)); do hosts+=("$dir/VM1-$i"); done
-    thread=7421 host=VM1-0 ;;
-  fanout)
-    [ -d "$dir/VM1-0" ] || "$KG" ctf --fanout "$n" "$dir" "$DATA/scp_dest" "$DATA/scp_src" 2> /dev/null
-    hosts+=("$dir/VM1-0")
-    for ((i = 1; i < n; i++)); do hosts+=("$dir/VM3-$i"); done
-    thread=7417 host=VM1-0 ;;
-  alltoall)
-    [ -d "$dir/node-0" ] || "$KG" ctf --alltoall "$n" "$dir" "$DATA/scp_dest" "$DATA/scp_src" 2> /dev/null
-    for ((i = 0; i < n; i++)); do hosts+=("$dir/node-$i"); done
-    thread=7417 host=node-0 ;;
-  esac
-}
+here_topo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here_topo/topo.sh"
 for topo in $TOPOS; do
   for n in $NS; do
     make_topo "$topo" "$n"
