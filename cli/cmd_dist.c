@@ -34,8 +34,10 @@ void cli_dist_err(const cli_dist *D, const char *fmt, ...)
     int n = snprintf(line, sizeof line, "longpole dist %s: rank %d: ", D->sub ? D->sub : "", D->rank);
     va_list ap;
     va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < sizeof line - 1)
-        n += vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof line - 1) {
+        int r = vsnprintf(line + n, sizeof line - 1 - (size_t)n, fmt, ap);
+        n = r < 0 ? n + snprintf(line + n, sizeof line - 1 - (size_t)n, "(unprintable message)") : n + r;
+    }
     va_end(ap);
     if (n < 0)
         return;

@@ -23,7 +23,7 @@
 #include "longpole/analysis/kernel/kindex.h"
 
 #define LP_DKIDX_MAGIC "LPDKIX\r\n"
-#define LP_DKIDX_VERSION 1u
+#define LP_DKIDX_VERSION 2u
 #define LP_DKIDX_SUFFIX LP_KINDEX_DIST_SUFFIX /* beside F.lpkx: F.lpkx.dk (left out of fingerprints) */
 
 typedef struct lp_dkidx {

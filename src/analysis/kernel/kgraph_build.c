@@ -151,9 +151,13 @@ static void report(const build *b, const lp_kgraph *g)
             continue; /* an absent host (partial builds): nothing to report */
         const khost_out *o = &b->outs[h];
         const char *src = lp_strtab_get(&b->kt->strs, b->kt->host[h].source);
-        for (unsigned i = 0; i < o->nnotes; i++)
-            lp_diags_report(b->diags, o->notes[i].sev, o->notes[i].rule, src, o->notes[i].ev + 1, "%s",
-                            o->notes[i].msg);
+        for (unsigned i = 0; i < o->nnotes; i++) /* named by stamp: a position among the events
+                                                    kept would not be the trace's (docs/formats/ctf.md) */
+            if (o->notes[i].ts == INT64_MIN)
+                lp_diags_report(b->diags, o->notes[i].sev, o->notes[i].rule, src, 0, "%s", o->notes[i].msg);
+            else
+                lp_diags_report(b->diags, o->notes[i].sev, o->notes[i].rule, src, 0, "%s (the event at %lld ns, host clock)",
+                                o->notes[i].msg, (long long)o->notes[i].ts);
         if (o->st.nctx_mismatch)
             lp_diags_report(b->diags, LP_SEV_NOTE, LP_RULE_IMPORT, src, 0,
                             "%llu interrupt exits did not match the CPU's innermost context (ignored; usual for "

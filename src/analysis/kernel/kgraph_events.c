@@ -92,6 +92,7 @@ static void note(khost *k, lp_severity sev, lp_rule rule, const char *fmt, ...)
     n->sev = sev;
     n->rule = rule;
     n->ev = k->ev;
+    n->ts = k->ev < k->h->nev ? k->h->ev[k->ev].ts : INT64_MIN;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(n->msg, sizeof n->msg, fmt, ap);

@@ -86,7 +86,8 @@ typedef struct khost_in {
 typedef struct khost_note {
     lp_severity sev;
     lp_rule rule;
-    uint64_t ev;            /* event index */
+    uint64_t ev;            /* event index (among the events the reader kept) */
+    int64_t ts;             /* its stamp (host clock), INT64_MIN if none: what the report names */
     char msg[160];
 } khost_note;
 

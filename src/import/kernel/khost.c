@@ -204,6 +204,8 @@ static lp_status drop_init(kdrop *d, const khb *b, lp_error *err)
     if (!d->ts || !d->pend) {
         lp_free(d->ts);
         lp_free(d->pend);
+        d->ts = NULL;
+        d->pend = NULL;
         return lp_error_set(err, LP_ERR_NOMEM, "out of memory");
     }
     d->on = 1;

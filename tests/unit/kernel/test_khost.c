@@ -119,8 +119,38 @@ static int build(lp_ktrace *kt, const tev *t, size_t n, kspare *sp)
     return khb_finish(&b, &err) ? -1 : 0;
 }
 
+/* Every allocation of khb_finish failing in turn, on hosts without context (the drop's
+ * arrays among them) of one and of three streams: LP_ERR_NOMEM or success, nothing freed
+ * twice or leaked (ASan runs this too). */
+static void nomem(void)
+{
+    static tev t[64];
+    for (uint32_t ncpus = 1; ncpus <= 3; ncpus += 2) {
+        size_t n = random_host(t, 64, ncpus, 0);
+        int ok = 0;
+        for (long k = 0; k < 40 && !ok; k++) {
+            lp_ktrace *kt;
+            lp_error err;
+            CHECK(lp_ktrace_new(&kt, &err) == LP_OK);
+            khb b;
+            khb_init(&b, kt, NULL, "nomem");
+            for (size_t i = 0; i < n; i++)
+                CHECK(khb_push(&b, t[i].stream, &t[i].e, &err) == LP_OK);
+            lp_alloc_fail_after(k);
+            lp_status st = khb_finish(&b, &err);
+            lp_alloc_fail_after(-1);
+            CHECK(st == LP_OK || st == LP_ERR_NOMEM);
+            ok = st == LP_OK;
+            CHECK(!ok || (kt->nhosts == 1 && kt->host[0].ndropped > 0));
+            lp_ktrace_free(kt);
+        }
+        CHECK(ok); /* enough allocations allowed: it succeeds */
+    }
+}
+
 int main(void)
 {
+    nomem();
     enum { HOSTS = 4000, MAXN = 300 };
     static tev t[MAXN], twin[MAXN];
     lp_ktrace *a, *b;
