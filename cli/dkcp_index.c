@@ -101,22 +101,14 @@ int dk_idx_open(dkcp *k)
     }
     lp_error err;
     lp_error_clear(&err);
-    lp_kindex_fp fp;
-    lp_status st = lp_kindex_fingerprint((const char *const *)paths, n, &fp, &err);
-    lp_free(paths);
-    if (st)
-        return cli_dist_fail(k->D, &err);
-    lp_kindex_expect ex = {&fp, k->no_sync ? 0 : 1, 0, (unsigned)k->verify};
     lp_kindex_verdict v = LP_KINDEX_OK;
-    st = lp_kindex_open_info(k->idx_path, &ex, &k->idx_g, &v, NULL, &err);
-    lp_kindex_fp_release(&fp);
+    lp_status st = cli_kindex_map(k->idx_path, paths, n, k->no_sync, k->verify, &k->idx_g, &v, NULL, &err);
+    lp_free(paths);
     if (st) {
+        if (v != LP_KINDEX_STALE && v != LP_KINDEX_FOREIGN && v != LP_KINDEX_CORRUPT)
+            return cli_dist_fail(k->D, &err); /* the traces or the file could not be read */
         cli_dist_err(k->D, "%s", err.msg[0] ? err.msg : lp_status_str(st));
-        if (v == LP_KINDEX_STALE || v == LP_KINDEX_FOREIGN)
-            return refused(k, k->idx_path, lp_kindex_verdict_name(v), LP_EXIT_INDEX);
-        if (v == LP_KINDEX_CORRUPT)
-            return refused(k, k->idx_path, "corrupt", LP_EXIT_FORMAT);
-        return cli_exit_for(st);
+        return refused(k, k->idx_path, lp_kindex_verdict_name(v), cli_kindex_exit(v, st));
     }
     int rc = open_side(k);
     if (!rc)

@@ -55,6 +55,13 @@ int cli_kgraph_load(const char *cmd, const cli_kload *o, char **paths, int npath
 void cli_kgraph_release(cli_kgraph *k);
 /* Write the index of k's graph for `paths` to `file`; 0 or an exit status (message printed). */
 int cli_kindex_write(const char *cmd, const cli_kgraph *k, char **paths, int npaths, const char *file);
+/* Map the index `file` if it is the one of these traces with this clock option (their
+ * fingerprint taken here): lp_kindex_open_info's status, verdict and info. For `cp
+ * --thread --index` and each rank of `dist kcp --index`. */
+lp_status cli_kindex_map(const char *file, char *const *paths, size_t npaths, int no_sync, int verify, lp_kgraph **g,
+                         lp_kindex_verdict *v, lp_kindex_info *info, lp_error *err);
+/* The exit status of an index that could not be mapped: stale or foreign 8, corrupt 5. */
+int cli_kindex_exit(lp_kindex_verdict v, lp_status st);
 
 /* A thread query and its answer. */
 typedef struct cli_kquery {

@@ -79,7 +79,7 @@ static int build(const char *cmd, const cli_kload *o, char **paths, int npaths, 
     return 0;
 }
 
-static int index_exit(lp_kindex_verdict v, lp_status st)
+int cli_kindex_exit(lp_kindex_verdict v, lp_status st)
 {
     if (v == LP_KINDEX_STALE || v == LP_KINDEX_FOREIGN)
         return LP_EXIT_INDEX;
@@ -97,15 +97,9 @@ static int open_index(const char *cmd, const cli_kload *o, char **paths, int npa
         return -1;
     lp_error err;
     lp_error_clear(&err);
-    lp_kindex_fp fp;
-    lp_status st = lp_kindex_fingerprint((const char *const *)paths, (size_t)npaths, &fp, &err);
-    if (st)
-        return cli_fail(cmd, &err);
-    lp_kindex_expect ex = {&fp, o->no_sync ? 0 : 1, 0, (unsigned)o->verify};
     lp_kindex_verdict v = LP_KINDEX_OK;
     lp_kindex_info info;
-    st = lp_kindex_open_info(o->index, &ex, &k->g, &v, &info, &err);
-    lp_kindex_fp_release(&fp);
+    lp_status st = cli_kindex_map(o->index, paths, (size_t)npaths, o->no_sync, o->verify, &k->g, &v, &info, &err);
     if (!st) {
         k->from_index = 1;
         k->index_stamped = info.stamped;
@@ -117,7 +111,20 @@ static int open_index(const char *cmd, const cli_kload *o, char **paths, int npa
         fprintf(stderr, "longpole %s: the index '%s' is %s and was not used; rebuild it with `longpole index%s TRACE... "
                         "-o %s` (or remove it)\n",
                 cmd, o->index, lp_kindex_verdict_name(v), o->no_sync ? " --no-sync" : "", o->index);
-    return index_exit(v, st);
+    return cli_kindex_exit(v, st);
+}
+
+lp_status cli_kindex_map(const char *file, char *const *paths, size_t npaths, int no_sync, int verify, lp_kgraph **g,
+                         lp_kindex_verdict *v, lp_kindex_info *info, lp_error *err)
+{
+    lp_kindex_fp fp;
+    lp_status st = lp_kindex_fingerprint((const char *const *)paths, npaths, &fp, err);
+    if (st)
+        return st;
+    lp_kindex_expect ex = {&fp, no_sync ? 0 : 1, 0, (unsigned)verify};
+    st = lp_kindex_open_info(file, &ex, g, v, info, err);
+    lp_kindex_fp_release(&fp);
+    return st;
 }
 
 int cli_kindex_write(const char *cmd, const cli_kgraph *k, char **paths, int npaths, const char *file)
