@@ -19,8 +19,9 @@ const cli_spec cli_spec_dist = {
              "alone prints; the answer is the single-process command's, byte for byte\n"
              "(docs/distributed.md). Subcommands: kcp (a thread's critical path in kernel\n"
              "traces, one trace per host, host i read by rank i mod K: `cp --thread` spread\n"
-             "over the hosts); summary, infer, spans (SnailTrail windows, The Mystery\n"
-             "Machine's inference, span paths: every rank reads the inputs, the work is split).\n",
+             "over the hosts); summary, infer, requests, spans (SnailTrail windows, The Mystery\n"
+             "Machine's inference and per-request paths, span paths: every rank reads the\n"
+             "inputs, the work is split).\n",
     .notes = "`longpole help dist` prints every subcommand's options; `--stats` adds what moved\n"
              "between ranks (messages, bytes, requests, CPU seconds per rank, wall time).\n",
     .operands = CLI_OPERANDS,

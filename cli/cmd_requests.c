@@ -1,10 +1,14 @@
-/* cmd_requests.c: `longpole requests`: per-request critical path and slack over a causal
+/* cmd_requests.c: `longpole requests` (and, given a shard, `dist requests`: the paths
+ * split over the ranks, reqdist.h): per-request critical path and slack over a causal
  * model, aggregated (Mystery Machine, OSDI'14 §4.2-4.4 and §5; docs/analyses/
  * mystery-critical-path.md, mystery-aggregates.md, docs/formats/mystery-requests-json.md).
  * Stages: options; the model (loaded, or inferred from the same logs) and categories;
  * the logs, skew-corrected; one request (--request) or the statistics of all; the
  * output (requests_text.c, requests_json.c). */
 #include "reqout.h"
+#include "infdist.h"
+#include "reqdist.h"
+#include "dshard.h"
 
 #include <string.h>
 
@@ -16,6 +20,7 @@ typedef struct requests_args {
     const char *request;
     const char *save_model;
     int json, per_request;
+    dshard_opt dist;           /* `dist requests`: --stats */
 } requests_args;
 
 static void requests_init(void *p)
@@ -74,6 +79,21 @@ const cli_spec cli_spec_requests = {
     .init = requests_init,
 };
 
+/* `dist requests`: the same tables and --stats (cmd_dist_requests.c). */
+const cli_spec cli_spec_dist_requests = {
+    .cmd = "dist requests",
+    .usage = "usage: longpole dist requests [--stats] [OPTIONS] [--model MODEL] LOG...   (mpirun -n K)\n",
+    .about = "`requests` with the requests split over the ranks of an MPI job: every rank reads every\n"
+             "log; without --model the model is inferred as `dist infer` does; each rank computes the\n"
+             "critical paths and slack of its share of the requests, rank 0 gathers them and prints\n"
+             "exactly what `requests` does (docs/distributed.md). The options are requests', plus\n"
+             "--stats.\n",
+    .groups = {CLI_GROUP("options:", reqcli_model_opts, requests_args, mo), CLI_OWN(NULL, requests_opts),
+               REQCLI_GROUPS(requests_args, rq), DSHARD_GROUP(requests_args, dist)},
+    .size = sizeof(requests_args),
+    .init = requests_init,
+};
+
 /* What a run holds, released by run_release. */
 typedef struct req_run {
     lp_causal m;
@@ -113,33 +133,65 @@ static int open_model(const requests_args *a, req_run *r)
     return 0;
 }
 
-/* The logs, skew-corrected, mapped to the model (inferred from them without --model). */
-static int load(requests_args *a, req_run *r)
+/* Without --model: the model inferred from the logs (over the ranks with a shard). */
+static int infer(requests_args *a, req_run *r, dshard *sh)
 {
-    int rc;
-    if ((rc = reqcli_load(&a->rq, "requests", &r->rl, &r->data_errors)) != 0)
+    lp_error err;
+    lp_error_clear(&err);
+    lp_causal_refine_opts fo;
+    memset(&fo, 0, sizeof fo);
+    fo.threads = a->rq.threads;
+    lp_status st = LP_OK;
+    if (sh) { /* this rank's share of the requests */
+        cli_infdist_part(sh, &fo.part, &fo.nparts);
+        st = cli_infdist_start(sh, &r->m, &err);
+    }
+    if (!st)
+        st = lp_causal_refine(&r->m, r->rl, r->map, &fo, &err);
+    if (sh) /* every rank, even after a failure */
+        st = cli_infdist_merge(sh, st, &r->m, &err);
+    if (st)
+        return cli_fail("requests", &err);
+    if (!a->rq.quiet && (!sh || dshard_root(sh)))
+        fprintf(stderr, "longpole requests: no --model: inferred from these logs (%llu requests)\n",
+                (unsigned long long)r->m.nreq);
+    reqcli_mark(&a->rq, "infer");
+    if (sh ? cli_infdist_finish(sh, &r->m, r->rl, r->map, &err) : lp_causal_finish(&r->m, r->rl, r->map, &err))
+        return cli_fail("requests", &err);
+    return 0;
+}
+
+/* The logs, skew-corrected, mapped to the model (inferred from them without --model). */
+static int load(requests_args *a, req_run *r, dshard *sh)
+{
+    int rc = reqcli_load(&a->rq, "requests", &r->rl, &r->data_errors);
+    /* a rank that could not load, or loaded other logs, stops every rank */
+    if (sh && ((rc = dshard_agree(sh, rc)) != 0 || (rc = cli_infdist_same(sh, r->rl)) != 0))
         return rc;
-    if ((rc = reqcli_skew(&a->rq, "requests", r->rl, NULL)) != 0)
+    if (rc)
+        return rc;
+    rc = reqcli_skew(&a->rq, "requests", r->rl, NULL);
+    if (sh) /* the same on every rank (the same logs), unless memory ran out on one */
+        rc = dshard_agree(sh, rc);
+    if (rc)
         return rc;
     const char *model = a->mo.model;
     lp_error err;
     lp_error_clear(&err);
-    if (lp_causal_map(&r->m, r->rl, &r->map, &err))
-        return cli_fail("requests", &err);
-    if (!model) {
-        lp_causal_refine_opts fo;
-        memset(&fo, 0, sizeof fo);
-        fo.threads = a->rq.threads;
-        if (lp_causal_refine(&r->m, r->rl, r->map, &fo, &err))
-            return cli_fail("requests", &err);
-        if (!a->rq.quiet)
-            fprintf(stderr, "longpole requests: no --model: inferred from these logs (%llu requests)\n",
-                    (unsigned long long)r->m.nreq);
-        reqcli_mark(&a->rq, "infer");
-    }
-    if (lp_causal_finish(&r->m, model ? NULL : r->rl, r->map, &err) || lp_reqcat_assign(&r->cat, &r->m, &err))
-        return cli_fail("requests", &err);
-    if (a->save_model) {
+    rc = lp_causal_map(&r->m, r->rl, &r->map, &err) ? cli_fail("requests", &err) : 0;
+    if (sh)
+        rc = dshard_agree(sh, rc);
+    if (rc)
+        return rc;
+    if (!model && (rc = infer(a, r, sh)) != 0)
+        return rc;
+    if ((model && lp_causal_finish(&r->m, NULL, r->map, &err)) || lp_reqcat_assign(&r->cat, &r->m, &err))
+        rc = cli_fail("requests", &err);
+    if (sh) /* the step after this is a collective */
+        rc = dshard_agree(sh, rc);
+    if (rc)
+        return rc;
+    if (a->save_model && (!sh || dshard_root(sh))) {
         if (lp_causal_save(&r->m, a->save_model, &err))
             return cli_fail("requests", &err);
         reqcli_mark(&a->rq, "write");
@@ -174,8 +226,9 @@ static int one_request(const requests_args *a, req_run *r)
     return r->data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
 }
 
-/* Every request's path and slack, and the aggregates; then the output. */
-static int all_requests(requests_args *a, req_run *r)
+/* Every request's path and slack (split over the ranks with a shard), and the
+ * aggregates; then the output. */
+static int all_requests(requests_args *a, req_run *r, dshard *sh)
 {
     lp_reqstats_opts so;
     memset(&so, 0, sizeof so);
@@ -186,11 +239,19 @@ static int all_requests(requests_args *a, req_run *r)
     so.nstratify = a->strat.n;
     if (cli_progress_enabled())
         so.progress = cli_progress;
+    if (sh) {
+        so.part = (uint64_t)sh->rank;
+        so.nparts = (uint64_t)sh->size;
+        so.gather = cli_reqdist_gather;
+        so.gather_ctx = sh;
+    }
     lp_error err;
     lp_error_clear(&err);
     if (lp_reqstats_run(&r->m, r->rl, r->map, &r->cat, &so, &r->S, &err))
         return cli_fail("requests", &err);
     cli_progress_done();
+    if (sh && !dshard_root(sh))
+        return 0; /* rank 0 prints */
     reqcli_mark(&a->rq, "paths+stats");
     reqout x = {&r->m, r->rl, r->map, &r->cat, &r->S, &r->p, a->mo.model, a->mo.share, a->mo.buckets,
                 a->top ? a->top : UINT64_MAX, a->rq.no_skew, a->per_request, r->data_errors,
@@ -207,26 +268,38 @@ static int all_requests(requests_args *a, req_run *r)
     return r->data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
 }
 
-int cmd_requests(int argc, char **argv)
+int cmd_requests(int argc, char **argv) { return cli_requests_main(argc, argv, NULL); }
+
+int cli_requests_main(int argc, char **argv, dshard *sh)
 {
     requests_args a;
     cli_args rest;
-    int rc = cli_parse(&cli_spec_requests, argc, argv, &a, &rest);
+    const cli_spec *spec = sh ? &cli_spec_dist_requests : &cli_spec_requests;
+    int rc = dshard_parse(sh, &cli_spec_requests, &cli_spec_dist_requests, argc, argv, &a, &rest);
     if (rc)
         return rc;
+    if (sh)
+        sh->stats = a.dist.stats;
     a.rq.paths = rest.operands;
     a.rq.npaths = rest.n;
     if (a.save_model && a.mo.model) {
-        cli_args_release(&cli_spec_requests, &a, &rest);
+        cli_args_release(spec, &a, &rest);
         return cli_usage("requests", "--save-model writes the model inferred from the logs: not with --model");
     }
     req_run r;
     memset(&r, 0, sizeof r);
     lp_reqcat_init(&r.cat);
     lp_reqpath_init(&r.p);
-    if (!(rc = open_model(&a, &r)) && !(rc = load(&a, &r)))
-        rc = a.request ? one_request(&a, &r) : all_requests(&a, &r);
+    rc = open_model(&a, &r);
+    if (sh) /* a rank that could not open the model or the categories stops every rank */
+        rc = dshard_agree(sh, rc);
+    if (!rc && !(rc = load(&a, &r, sh))) {
+        if (!a.request)
+            rc = all_requests(&a, &r, sh);
+        else if (!sh || dshard_root(sh)) /* one request: rank 0 alone */
+            rc = one_request(&a, &r);
+    }
     run_release(&r);
-    cli_args_release(&cli_spec_requests, &a, &rest);
+    cli_args_release(spec, &a, &rest);
     return rc;
 }

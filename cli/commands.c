@@ -52,7 +52,7 @@ const cli_command cli_commands[] = {
      {&cli_spec_monitor}},
     {"dist", cmd_dist,
      "an analysis spread over the ranks of an MPI job (mpirun -n K longpole dist kcp ...): kernel thread CP over "
-     "hosts; sharded summary, infer, spans",
+     "hosts; sharded summary, infer, requests, spans",
      {&cli_spec_dist}},
     {"demo", cmd_demo, "generate the embedded demo job and analyse it", {&cli_spec_demo}},
     {"help", cmd_help, "this text; `longpole help TOPIC` for a command or topic", {&cli_spec_help}},

@@ -10,6 +10,8 @@ const cli_dist_command cli_dist_commands[] = {
                                   "`summary`)", &cli_spec_dist_summary},
     {"infer", cli_dist_infer, "the Mystery Machine's causal model with the requests split over the ranks (same "
                               "model and output as `infer`)", &cli_spec_dist_infer},
+    {"requests", cli_dist_requests, "the Mystery Machine's per-request critical paths and slack with the requests "
+                                    "split over the ranks (same output as `requests`)", &cli_spec_dist_requests},
     {"spans", cli_dist_spans, "span critical paths with the traces split over the ranks (same output as `spans`)",
      &cli_spec_dist_spans},
     {NULL, NULL, NULL, NULL},

@@ -1,11 +1,11 @@
-/* dshard.h: what the sharded `longpole dist` commands (summary, infer, spans:
+/* dshard.h: what the sharded `longpole dist` commands (summary, infer, spans, requests:
  * cmd_dist_*.c) share, so that their shape lives once: the run (dshard_run: set up,
  * the single-process command's main with its hooks, the --stats block, release), the
  * communicator and the command's name, agreeing on failure so that no rank waits for
  * one that stopped (the failed rank is named with its inputs), the gather of every
  * rank's packed results at rank 0, and the distribution block of --stats (messages,
  * bytes and CPU seconds per rank) on stderr. A command's main takes a dshard (NULL:
- * one process) and passes it to its hooks (summary.h, infdist.h, spandist.h). */
+ * one process) and passes it to its hooks (summary.h, infdist.h, spandist.h, reqdist.h). */
 #ifndef LP_CLI_DSHARD_H
 #define LP_CLI_DSHARD_H
 
@@ -14,7 +14,7 @@
 typedef struct dshard { /* (struct tag: the hooks of summary.h, infdist.h, spandist.h name it) */
     cli_dist *D;
     lp_dist *d;
-    const char *cmd;       /* "summary", "infer", "spans" */
+    const char *cmd;       /* "summary", "infer", "spans", "requests" */
     int rank, size;
     int stats;             /* --stats */
     char **inputs;         /* this rank's inputs (for the message of a failure) */
@@ -33,7 +33,8 @@ typedef struct dshard { /* (struct tag: the hooks of summary.h, infdist.h, spand
 int cli_dist_summary(cli_dist *D, int argc, char **argv);
 int cli_dist_infer(cli_dist *D, int argc, char **argv);
 int cli_dist_spans(cli_dist *D, int argc, char **argv);
-extern const cli_spec cli_spec_dist_summary, cli_spec_dist_infer, cli_spec_dist_spans;
+int cli_dist_requests(cli_dist *D, int argc, char **argv);
+extern const cli_spec cli_spec_dist_summary, cli_spec_dist_infer, cli_spec_dist_spans, cli_spec_dist_requests;
 
 /* The options the sharded commands add (--stats), on a dshard_opt at member m of T. */
 typedef struct dshard_opt {

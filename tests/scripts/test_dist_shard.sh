@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_dist_shard.sh LONGPOLE SRCDIR: the sharded analyses (`longpole dist summary|infer|spans`,
+# test_dist_shard.sh LONGPOLE SRCDIR: the sharded analyses (`longpole dist summary|infer|requests|spans`,
 # docs/distributed.md) against their single-process commands, for K = 1, 2, 3, 4 ranks (1, 3 under ASan)
 # (oversubscribed): the same stdout byte for byte, the same model file, the same exit
 # status, on the repository's test data and on generated inputs; and an input that is
@@ -58,6 +58,15 @@ same "$tmp" - infer --filter '^rpc1:' -o - mm_small.csv
 same "$tmp" - infer --diff mm_small.model.json -o /dev/null mm_small.csv
 same "$tmp" - infer --no-skew --json -o /dev/null mm_small.csv
 
+# requests on the test data: every golden case's options (the model given)
+same "$tmp" - requests --model mm_small.model.json --categories mm_small.categories --attrs mm_small.attrs.csv \
+  --stratify browser --stratify latency:4 --buckets 4 --top 5 mm_small.csv
+same "$tmp" - requests --json --model mm_small.model.json --categories mm_small.categories --attrs mm_small.attrs.csv \
+  --stratify connection --buckets 2 --top 3 mm_small.csv
+same "$tmp" - requests --model mm_small.model.json --categories mm_small.categories --request r7 mm_small.csv
+# the model inferred from the same logs (over the ranks) and saved; every request listed
+same "$tmp" sm.json requests --save-model sm.json --per-request --categories mm_small.categories mm_small.csv
+
 # spans on the test data (many traces in one file, one trace over two files)
 same "$data" - spans --sections --percentile 50,all --top 4 spans_cases.json
 same "$data" - spans --folded spans_cases.json
@@ -72,6 +81,10 @@ same "$tmp" - summary --window 20ms --slide 7ms --json --top 3 g.lpt
 "$lp" generate requests -o "$tmp/r" --requests 3000 > /dev/null 2>&1 || bad "generate requests"
 same "$tmp" r.model infer -o r.model r.csv
 same "$tmp" - infer --json -o /dev/null r.csv
+# requests over 3000 generated requests: inferred, or over the model, strata of a category
+same "$tmp" rs.json requests --json --save-model rs.json --categories r.categories --stratify latency:4 r.csv
+same "$tmp" - requests --model r.model --categories r.categories --attrs r.attrs.csv --stratify cat.network:3 \
+  --outliers 0.1 --buckets 7 --top 0 r.csv
 # refining a model: the starting model's counts are counted once
 "$lp" infer -o "$tmp/base.json" "$data/mm_small.csv" > /dev/null 2>&1
 cp "$tmp/base.json" "$tmp/start.json"
@@ -107,6 +120,15 @@ rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] || bad "an unreadable log on rank 1: exit $rc (124: a hang)"
 grep -q "rank 1 of 2 failed .*l.1.csv" "$tmp/c.err" || bad "an unreadable log on rank 1: not named: $(head -5 "$tmp/c.err")"
 
+# requests: rank 1 reads other logs than rank 0: every rank stops, rank 1 is named
+cp "$tmp/r.csv" "$tmp/q.0.csv"; cp "$tmp/mm_small.csv" "$tmp/q.1.csv"
+(cd "$tmp" && timeout 600 mpirun --oversubscribe -n 2 sh -c \
+  'exec "$0" dist requests q.$OMPI_COMM_WORLD_RANK.csv' "$lp" > c.out 2> c.err)
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] || bad "other logs on rank 1 (requests): exit $rc (124: a hang)"
+grep -q "rank 1 .*q.1.csv" "$tmp/c.err" || bad "other logs on rank 1 (requests): not named: $(head -5 "$tmp/c.err")"
+[ -s "$tmp/c.out" ] && bad "other logs on rank 1 (requests): rank 0 printed a result"
+
 # and for spans, a span file that is not JSON on rank 1
 cp "$data/spans_cases.json" "$tmp/j.0.json"; printf '{"data": [ {"traceID": ' > "$tmp/j.1.json"
 (cd "$tmp" && timeout 600 mpirun --oversubscribe -n 2 sh -c \
@@ -115,5 +137,5 @@ rc=$?
 [ $rc != 0 ] && [ $rc != 124 ] || bad "a corrupt span file on rank 1: exit $rc (124: a hang)"
 grep -q "rank 1 of 2 .*j.1.json" "$tmp/c.err" || bad "a corrupt span file on rank 1: not named: $(head -5 "$tmp/c.err")"
 
-[ $fail = 0 ] && echo "ok dist summary/infer/spans equal to summary/infer/spans in $cases runs (K = $ks); failures named, no hang"
+[ $fail = 0 ] && echo "ok dist summary/infer/requests/spans equal to summary/infer/requests/spans in $cases runs (K = $ks); failures named, no hang"
 exit $fail

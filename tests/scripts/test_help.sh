@@ -40,7 +40,7 @@ for c in $cmds; do
       stream) forms=("--window 1s" "--emit");;
       export) forms=("--chrome -" "--sqlite $tmp/x.db");;
       cp) forms=("" "--thread 1");;
-      dist) forms=("kcp" "summary --window 1s" "infer -o -" "spans");; # add a `dist` subcommand here when it has options of its own
+      dist) forms=("kcp" "summary --window 1s" "infer -o -" "requests" "spans");; # add a `dist` subcommand here when it has options of its own
       *) forms=("");;
     esac
     refused=0

@@ -9,6 +9,12 @@
  * order) and pass 2 recomputes only their paths. Quantiles, what-if buckets and strata
  * come from sorting the per-request arrays; quantile p of n sorted values is the value
  * at index round(p * (n - 1) / 100).
+ *
+ * Split over parts (`dist requests`, opts part/nparts/gather): a part runs pass 1 on
+ * its contiguous range of the analysed requests (rows of the whole run's columns), and
+ * the gather hook hands one part every row and the sums of all (integer sums: the same
+ * whatever the order); that part goes on exactly as one process would, so its results
+ * are identical to an unsplit run's.
  */
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/analysis/mystery/reqpath.h"
@@ -222,6 +228,7 @@ typedef struct rs_ctx {
     uint32_t C;
     const uint64_t *req;      /* analysed index -> request */
     uint64_t n;
+    uint64_t lo, hi;          /* pass 1: the rows this part computes (all: 0, n) */
     int64_t *lat, *cp;
     float *ccp, *ctot, *cslack;
     uint8_t *nonempty;
@@ -255,10 +262,10 @@ static lp_status rs_worker(void *ctx, size_t tid, size_t nthr, lp_error *err)
         T->nomem = 1;
         goto out;
     }
-    uint64_t total = X->pass == 1 ? X->n : X->nout, lo, hi;
+    uint64_t total = X->pass == 1 ? X->hi - X->lo : X->nout, lo, hi;
     lp_pool_range(total, tid, nthr, &lo, &hi);
     for (uint64_t q = lo; q < hi; q++) {
-        uint64_t k = X->pass == 1 ? q : X->outl[q];
+        uint64_t k = X->pass == 1 ? X->lo + q : X->outl[q];
         uint64_t r = X->req[k];
         if (lp_reqpath_compute(&p, X->m, X->rl, X->map, r, &T->err)) {
             T->nomem = 1;
@@ -823,12 +830,35 @@ static lp_status rs_pass(rs_ctx *X, int pass, uint64_t total, unsigned nthr, lp_
     return LP_OK;
 }
 
-/* Pass 1: every request's path; the threads' sums merged into out (and cleared for
- * pass 2); then the analysed requests (those with segments) compacted in place. */
-static lp_status rs_pass1(rs_ctx *X, unsigned nthr, lp_reqstats *out, lp_error *err)
+void lp_reqstats_part_range(uint64_t n, uint64_t part, uint64_t nparts, uint64_t *lo, uint64_t *hi)
+{
+    if (nparts == 0) {
+        *lo = 0, *hi = n;
+        return;
+    }
+    lp_pool_range(n, (size_t)part, (size_t)nparts, lo, hi);
+}
+
+/* A part's pass 1 (st: how it went) handed to the gather hook (o->gather), which every
+ * part calls even after a failure; *go_on = 0 on the parts that stop. */
+static lp_status rs_gather(rs_ctx *X, const lp_reqstats_opts *o, lp_status st, lp_reqstats *out, int *go_on,
+                           lp_error *err)
+{
+    *go_on = 1;
+    if (!o->gather)
+        return st;
+    lp_reqstats_part p = {o->part, o->nparts, X->n, X->lo, X->hi, X->C, X->m->nseg, X->lat, X->cp, X->nonempty,
+                          X->ccp, X->ctot, X->cslack, out};
+    return o->gather(o->gather_ctx, &p, st, go_on, err);
+}
+
+/* Pass 1: every request's path (this part's rows); the threads' sums merged into out
+ * (and cleared for pass 2). */
+static lp_status rs_pass1(rs_ctx *X, const lp_reqstats_opts *o, unsigned nthr, lp_reqstats *out, lp_error *err)
 {
     uint32_t C = X->C, S = X->m->nseg;
-    lp_status st = rs_pass(X, 1, X->n, nthr, err);
+    lp_reqstats_part_range(X->n, o->part, o->nparts, &X->lo, &X->hi);
+    lp_status st = rs_pass(X, 1, X->hi - X->lo, nthr, err);
     if (st)
         return st;
     for (unsigned t = 0; t < nthr; t++) {
@@ -849,6 +879,13 @@ static lp_status rs_pass1(rs_ctx *X, unsigned nthr, lp_reqstats *out, lp_error *
             out->cat[c].present += T->cat_present[c];
         }
     }
+    return LP_OK;
+}
+
+/* The analysed requests (those with segments) compacted in place. */
+static void rs_compact(rs_ctx *X, lp_reqstats *out)
+{
+    uint32_t C = X->C;
     uint64_t *req = (uint64_t *)X->req, a = 0;
     for (uint64_t k = 0; k < X->n; k++) {
         if (!X->nonempty[k])
@@ -866,7 +903,6 @@ static lp_status rs_pass1(rs_ctx *X, unsigned nthr, lp_reqstats *out, lp_error *
     }
     X->n = a;
     out->analysed = a;
-    return LP_OK;
 }
 
 /* Latency and critical path: means and quantiles (n > 0). */
@@ -1064,11 +1100,20 @@ lp_status lp_reqstats_run(const lp_causal *m, const lp_reqlog *rl, const uint32_
     X.m = m, X.rl = rl, X.map = map, X.cat = cat, X.C = cat->ncat;
     X.progress = o->progress, X.progress_ctx = o->progress_ctx;
     kv *kvs = NULL;
+    int go_on = 1;
+    if (o->nparts && o->part >= o->nparts)
+        return lp_error_set(err, LP_ERR_ARG, "part %llu of %llu", (unsigned long long)o->part,
+                            (unsigned long long)o->nparts);
     lp_status st = rs_alloc(&X, nthr, out, err);
     if (!st)
         lp_pool_new(&X.pool, nthr - 1, NULL); /* for both passes; without it, the parts run here */
     if (!st)
-        st = rs_pass1(&X, nthr, out, err);
+        st = rs_pass1(&X, o, nthr, out, err);
+    st = rs_gather(&X, o, st, out, &go_on, err);
+    if (!st && !go_on)
+        goto out; /* another part analyses */
+    if (!st)
+        rs_compact(&X, out);
     if (!st && X.n == 0) {
         rs_none(out);
         goto out;

@@ -2,7 +2,8 @@
  * recomputation from every request's critical path (reqpath.h): per segment and per
  * category sums, quantiles, outliers (count, per-segment outlier sums), what-if
  * correlations per slack bucket, strata; categories from a rules file; every number
- * identical with one thread and two. Also: on generated requests the critical path
+ * identical with one thread and two, and split over parts (`dist requests`) with the
+ * parts' packs gathered in one process. Also: on generated requests the critical path
  * equals the latency (the generator leaves no gaps), and slack is never negative. */
 #include "t.h"
 #include "longpole/analysis/mystery/causal.h"
@@ -278,6 +279,142 @@ static void test_against_naive(void)
     teardown(&F);
 }
 
+/* ---- split over parts (`dist requests`): the gather hook in one process ---------------- */
+
+typedef struct parts {
+    uint8_t *pack[4];           /* each part's pack (part 0: its own, unused) */
+    size_t len[4], cap[4];
+    int tamper;                 /* 1: truncate part 1's pack; 2: say it is part 2's */
+    lp_status add_status;       /* what adding the first tampered pack returned */
+} parts;
+
+static lp_status gather(void *ctx, lp_reqstats_part *p, lp_status st, int *go_on, lp_error *err)
+{
+    parts *P = ctx;
+    *go_on = p->part == 0;
+    if (st)
+        return st;
+    if (p->part != 0)
+        return lp_reqstats_part_pack(p, &P->pack[p->part], &P->len[p->part], &P->cap[p->part], err);
+    for (uint64_t r = 1; r < p->nparts; r++) {
+        size_t n = P->len[r];
+        uint64_t from = r;
+        if (P->tamper == 1 && r == 1)
+            n -= 1 + n / 3;
+        if (P->tamper == 2 && r == 1)
+            from = 2;
+        lp_status a = lp_reqstats_part_add(p, P->pack[r], n, from, err);
+        if (a && !P->add_status)
+            P->add_status = a;
+        if (a)
+            return a;
+    }
+    return LP_OK;
+}
+
+static int nan_eq(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* Every result of two runs alike, to the bit. */
+static int same_stats(const lp_reqstats *A, const lp_reqstats *B)
+{
+    if (A->analysed != B->analysed || A->excluded != B->excluded || A->violations != B->violations ||
+        A->unknown != B->unknown || !nan_eq(A->latency_mean, B->latency_mean) || !nan_eq(A->cp_mean, B->cp_mean) ||
+        A->nseg != B->nseg || A->ncat != B->ncat || A->noutliers != B->noutliers ||
+        A->outlier_latency != B->outlier_latency || A->nranked != B->nranked || A->nstrat != B->nstrat)
+        return 0;
+    if (memcmp(A->latency_q, B->latency_q, sizeof A->latency_q) || memcmp(A->cp_q, B->cp_q, sizeof A->cp_q))
+        return 0;
+    for (uint32_t s = 0; s < A->nseg; s++)
+        if (memcmp(&A->seg[s], &B->seg[s], sizeof A->seg[s]))
+            return 0;
+    if (A->nranked && memcmp(A->ranked, B->ranked, A->nranked * sizeof *A->ranked))
+        return 0;
+    for (uint32_t c = 0; c < A->ncat; c++) {
+        const lp_reqstats_cat *a = &A->cat[c], *b = &B->cat[c];
+        if (a->present != b->present || a->dur_sum != b->dur_sum || a->cp_sum != b->cp_sum ||
+            a->nbuckets != b->nbuckets || memcmp(a->share_q, b->share_q, sizeof a->share_q) ||
+            memcmp(a->slack_q, b->slack_q, sizeof a->slack_q))
+            return 0;
+        for (uint32_t k = 0; k < a->nbuckets; k++) {
+            const lp_reqstats_bucket *x = &a->buckets[k], *y = &b->buckets[k];
+            if (x->slack_lo != y->slack_lo || x->slack_hi != y->slack_hi || x->n != y->n || !nan_eq(x->r, y->r) ||
+                !nan_eq(x->x_mean, y->x_mean) || !nan_eq(x->latency_mean, y->latency_mean))
+                return 0;
+        }
+    }
+    for (uint32_t i = 0; i < A->nstrat; i++) {
+        const lp_reqstats_strat *a = &A->strat[i], *b = &B->strat[i];
+        if (strcmp(a->name, b->name) || a->nvals != b->nvals || a->missing != b->missing)
+            return 0;
+        for (uint32_t v = 0; v < a->nvals; v++)
+            if (strcmp(a->vals[v].label, b->vals[v].label) || a->vals[v].n != b->vals[v].n ||
+                !nan_eq(a->vals[v].latency_mean, b->vals[v].latency_mean) ||
+                !nan_eq(a->vals[v].cp_mean, b->vals[v].cp_mean) ||
+                (A->ncat && memcmp(a->vals[v].cat_cp_mean, b->vals[v].cat_cp_mean, A->ncat * sizeof(double))))
+                return 0;
+    }
+    return 1;
+}
+
+/* Split into K = 1..4 parts (two threads per part, then one), the parts' passes handed
+ * over as packs: every result identical to one run; a truncated pack or one sent as
+ * another part's is refused (LP_ERR_FORMAT), never read past its end. */
+static void test_parts(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s/p", dir);
+    fix F;
+    if (setup(&F, prefix, 30, 2500)) {
+        CHECK(0);
+        return;
+    }
+    const char *strat[] = {"browser", "latency:4", "cat.network:3"};
+    lp_reqstats_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 2;
+    o.stratify = strat;
+    o.nstratify = 3;
+    o.buckets = 7;
+    lp_error err;
+    lp_reqstats one;
+    CHECK(lp_reqstats_run(&F.m, F.rl, F.map, &F.cat, &o, &one, &err) == LP_OK);
+    for (int tamper = 0; tamper <= 2; tamper++)
+        for (uint64_t K = 1; K <= 4; K++) {
+            if (tamper && K < 2)
+                continue;
+            parts P;
+            memset(&P, 0, sizeof P);
+            P.tamper = tamper;
+            lp_reqstats_opts po = o;
+            po.threads = 1 + (unsigned)(K & 1);
+            po.nparts = K;
+            po.gather = gather;
+            po.gather_ctx = &P;
+            for (uint64_t part = K; part-- > 0;) { /* part 0 last: it gathers */
+                po.part = part;
+                lp_reqstats got;
+                lp_status st = lp_reqstats_run(&F.m, F.rl, F.map, &F.cat, &po, &got, &err);
+                if (part) {
+                    CHECK(st == LP_OK);
+                    lp_reqstats_release(&got);
+                    continue;
+                }
+                if (tamper) {
+                    CHECK(st == LP_ERR_FORMAT);
+                    CHECK(P.add_status == LP_ERR_FORMAT);
+                } else {
+                    CHECK(st == LP_OK);
+                    CHECK(same_stats(&one, &got));
+                    lp_reqstats_release(&got);
+                }
+            }
+            for (int i = 0; i < 4; i++)
+                lp_free(P.pack[i]);
+        }
+    lp_reqstats_release(&one);
+    teardown(&F);
+}
+
 static void test_categories(void)
 {
     lp_error err;
@@ -330,6 +467,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     test_against_naive();
+    test_parts();
     test_categories();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

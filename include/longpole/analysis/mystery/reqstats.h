@@ -99,6 +99,39 @@ typedef struct lp_reqstats_strat {
     uint64_t missing;           /* requests without the attribute */
 } lp_reqstats_strat;
 
+/* Pass 1 of a part (`dist requests`): every request's critical path computed over one
+ * contiguous range of the analysed requests. Rows are indexes into the whole run's
+ * columns (n rows; per-category columns are n x C, row-major); this part filled rows
+ * [lo, hi), and `out` holds its sums: out->seg[s] (present, oncp, dur_sum, cp_sum,
+ * slack_sum, slack_hist), out->cat[c] (present, dur_sum, cp_sum), out->violations and
+ * out->unknown. */
+typedef struct lp_reqstats_part {
+    uint64_t part, nparts;
+    uint64_t n, lo, hi;
+    uint32_t C, S;
+    int64_t *lat, *cp;          /* [n] latency, critical path (ns) */
+    uint8_t *nonempty;          /* [n] the request has segments */
+    float *ccp, *ctot, *cslack; /* [n x C] per category: critical-path time, summed time, slack (-1: absent) */
+    struct lp_reqstats *out;
+} lp_reqstats_part;
+
+/* Rows [*lo, *hi) of n that part `part` of `nparts` computes. */
+void lp_reqstats_part_range(uint64_t n, uint64_t part, uint64_t nparts, uint64_t *lo, uint64_t *hi);
+
+/* The part's rows and sums as bytes, appended to *buf (reqstats_part.c). */
+lp_status lp_reqstats_part_pack(const lp_reqstats_part *p, uint8_t **buf, size_t *len, size_t *cap, lp_error *err);
+/* Into p (the receiving part, its columns sized for all n rows): the rows and sums that
+ * part `from` packed (buf[0 .. n)): its rows copied in place, its sums added. */
+lp_status lp_reqstats_part_add(lp_reqstats_part *p, const uint8_t *buf, size_t n, uint64_t from, lp_error *err);
+
+/* Called by every part after its pass 1, even when that failed (st, with err set: the
+ * parts can agree on failure; the columns may then be NULL): combine the parts and
+ * return the status to go on with. On the part that goes on (*go_on = 1), it must fill
+ * every row of the columns and make the sums those of every part (the analysis then
+ * continues as over one part); the others set *go_on = 0 and lp_reqstats_run returns
+ * LP_OK with out holding only their own sums. */
+typedef lp_status (*lp_reqstats_gather_fn)(void *ctx, lp_reqstats_part *p, lp_status st, int *go_on, lp_error *err);
+
 typedef struct lp_reqstats_opts {
     unsigned threads;           /* 0 = online CPUs */
     double outlier_share;       /* top share of latency (0.05) */
@@ -108,6 +141,9 @@ typedef struct lp_reqstats_opts {
     uint32_t max_values;        /* strata values kept per attribute (the rest: "(other)"), 0 = 50 */
     lp_progress_fn progress;
     void *progress_ctx;
+    uint64_t part, nparts;      /* pass 1 over part `part` of `nparts` (0 = all), then gather */
+    lp_reqstats_gather_fn gather;
+    void *gather_ctx;
 } lp_reqstats_opts;
 
 typedef struct lp_reqstats {
