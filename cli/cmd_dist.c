@@ -55,16 +55,30 @@ int cli_dist_fail(const cli_dist *D, const lp_error *err)
 
 int cli_dist_agree(cli_dist *D, int rc, int *who)
 {
-    uint64_t w[2] = {(uint64_t)(rc < 0 ? LP_EXIT_INTERNAL : rc), rc ? (uint64_t)D->rank + 1 : 0};
+    /* one word per rank (its status), summed: every rank sees every status, so all pick
+     * the same first failed rank */
+    uint64_t small[64], *w = D->size <= 64 ? small : lp_calloc((size_t)D->size, sizeof *w);
     lp_error err;
     lp_error_clear(&err);
-    if (lp_dist_allreduce_u64(D->d, w, 2, LP_DIST_MAX, &err)) {
+    if (!w) /* cannot take part: the others would wait; MPI's abort is the only way out */
+        return LP_EXIT_NOMEM;
+    memset(w, 0, (size_t)D->size * sizeof *w);
+    w[D->rank] = (uint64_t)(unsigned)(rc < 0 ? LP_EXIT_INTERNAL : rc);
+    int out = 0, first = -1;
+    if (lp_dist_allreduce_u64(D->d, w, (size_t)D->size, LP_DIST_SUM, &err)) {
         cli_dist_fail(D, &err);
-        return LP_EXIT_INTERNAL;
+        out = LP_EXIT_INTERNAL;
+    } else {
+        for (int r = 0; r < D->size && first < 0; r++)
+            if (w[r])
+                first = r;
+        out = first < 0 ? 0 : (int)w[first];
     }
+    if (w != small)
+        lp_free(w);
     if (who)
-        *who = w[1] ? (int)w[1] - 1 : -1;
-    return (int)w[0];
+        *who = first;
+    return out;
 }
 
 int cli_dist_parse(cli_dist *D, const cli_spec *s, int argc, char **argv, void *args, cli_args *a)

@@ -36,9 +36,9 @@ extern const cli_spec cli_spec_dist_kcp;
 
 /* Parse a subcommand's options on every rank; only rank 0 prints a usage message. */
 int cli_dist_parse(cli_dist *D, const cli_spec *s, int argc, char **argv, void *args, cli_args *a);
-/* Agree on failure: every rank passes its exit status (0 if fine); all get the largest,
- * and *who (may be NULL) the highest rank that had it. A failed transport is
- * LP_EXIT_INTERNAL (the message printed). */
+/* Agree on failure: every rank passes its exit status (0 if fine); all get the status
+ * of the first (lowest) rank that failed, and *who (may be NULL) that rank (-1: none).
+ * A failed transport is LP_EXIT_INTERNAL (the message printed). */
 int cli_dist_agree(cli_dist *D, int rc, int *who);
 /* "longpole dist SUB: rank R: ..." on stderr (any rank). */
 void cli_dist_err(const cli_dist *D, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -42,22 +42,7 @@ int dshard_parse(dshard *sh, const cli_spec *one, const cli_spec *dist, int argc
 
 int dshard_agree(dshard *s, int rc)
 {
-    uint64_t *w = lp_calloc((size_t)s->size, sizeof *w);
-    lp_error err;
-    lp_error_clear(&err);
-    if (!w) /* cannot take part: the others would wait; MPI's abort is the only way out */
-        return LP_EXIT_NOMEM;
-    w[s->rank] = (uint64_t)(unsigned)rc;
-    if (lp_dist_allreduce_u64(s->d, w, (size_t)s->size, LP_DIST_SUM, &err)) {
-        lp_free(w);
-        fprintf(stderr, "longpole dist %s: rank %d: %s\n", s->cmd, s->rank, err.msg);
-        return LP_EXIT_IO;
-    }
-    int first = -1;
-    for (int r = 0; r < s->size && first < 0; r++)
-        if (w[r])
-            first = r;
-    int out = first < 0 ? 0 : (int)w[first];
+    int first, out = cli_dist_agree(s->D, rc, &first);
     if (rc) { /* one write: the ranks' lines do not interleave */
         char msg[1024];
         size_t n = (size_t)snprintf(msg, sizeof msg, "longpole dist %s: rank %d of %d failed (exit status %d); its "
@@ -69,7 +54,6 @@ int dshard_agree(dshard *s, int rc)
         fprintf(stderr, "longpole dist %s: stopped: rank %d failed (exit status %d; its message above)\n", s->cmd,
                 first, out);
     }
-    lp_free(w);
     return out;
 }
 
