@@ -192,8 +192,10 @@ static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t
 }
 
 /* Slice mode: the fixed grid over the run, and one segment for each part of the windows
- * outside it (no demand there: a single segment gets the same rate as its slices would). */
-static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t hi, lp_error *err)
+ * outside it (no demand there: a single segment gets the same rate as its slices would).
+ * A timeline with the same grid and ends as the last one this thread built shares its
+ * bounds (monitoring sampled together: one copy instead of one per metric). */
+static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t hi, g10_scratch *sc, lp_error *err)
 {
     int64_t A = g10_round(a, a->x->start[0]), B = g10_round(a, a->x->end[0]);
     if (A < lo)
@@ -209,8 +211,16 @@ static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t h
     tl->nseg = (uint32_t)n + lead + trail;
     tl->lead = lead;
     tl->grid0 = A;
+    if (sc->grid && sc->grid_lo == lo && sc->grid_hi == hi && sc->grid_A == A && sc->grid_nseg == tl->nseg &&
+        sc->grid_lead == lead) { /* the same bounds as the last grid built: shared (fresh memory is slow) */
+        tl->bound = sc->grid;
+        tl->bound_shared = 1;
+        return LP_OK;
+    }
     if (!(tl->bound = lp_malloc(((size_t)tl->nseg + 1) * sizeof *tl->bound)))
         return nomem(err);
+    sc->grid = tl->bound, sc->grid_lo = lo, sc->grid_hi = hi, sc->grid_A = A, sc->grid_nseg = tl->nseg;
+    sc->grid_lead = lead;
     size_t k = 0;
     if (lead)
         tl->bound[k++] = lo;
@@ -225,7 +235,7 @@ static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, tlw
 {
     int64_t lo = g10_round(a, w->w[0].w0), hi = g10_round(a, w->w[w->nw - 1].w1);
     if (a->mode == LP_G10_SLICES)
-        return slice_grid(a, tl, lo, hi, err);
+        return slice_grid(a, tl, lo, hi, w->sc, err);
     size_t n = 2 * w->nw;
     for (size_t i = 0; i < ph->n; i++)
         n += 2 * ((size_t)a->pfirst[ph->phase[i] + 1] - a->pfirst[ph->phase[i]]);

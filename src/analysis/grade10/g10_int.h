@@ -140,6 +140,10 @@ enum { SC_IV, SC_WIN, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, 
 typedef struct g10_scratch {
     void *buf[SC_N];
     size_t cap[SC_N];
+    /* slice mode: the last grid this thread built (owned by its timeline, which lives as
+     * long as the attribution): a timeline with the same grid and ends shares it */
+    int64_t *grid, grid_lo, grid_hi, grid_A;
+    uint32_t grid_nseg, grid_lead;
 } g10_scratch;
 
 /* Buffer `slot` of at least `bytes` (contents undefined; SC_CNT and SC_FIRST are zero
