@@ -26,26 +26,33 @@ static inline double lv_of(const double *lv, const uint32_t *idx, size_t i, cons
     return lv ? lv[i] : level(u, w, K, idx[i]);
 }
 
+/* Sift idx[i] down the heap idx[0, n): the element moves once to its final place, the
+ * children it passes move up one level each (the same comparisons and the same order as
+ * swapping it down step by step). */
 static void sift(uint32_t *idx, double *lv, size_t i, size_t n, const double *u, const double *w, double K)
 {
+    uint32_t xi = idx[i];
+    double xl = lv ? lv[i] : level(u, w, K, xi);
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
-            return;
-        if (c + 1 < n && lv_of(lv, idx, c + 1, u, w, K) > lv_of(lv, idx, c, u, w, K))
-            c++;
-        if (lv_of(lv, idx, c, u, w, K) <= lv_of(lv, idx, i, u, w, K))
-            return;
-        uint32_t tmp = idx[i];
-        idx[i] = idx[c];
-        idx[c] = tmp;
-        if (lv) {
-            double l = lv[i];
-            lv[i] = lv[c];
-            lv[c] = l;
+            break;
+        double lc = lv_of(lv, idx, c, u, w, K);
+        if (c + 1 < n) {
+            double l1 = lv_of(lv, idx, c + 1, u, w, K);
+            if (l1 > lc)
+                c++, lc = l1;
         }
+        if (lc <= xl)
+            break;
+        idx[i] = idx[c];
+        if (lv)
+            lv[i] = lc;
         i = c;
     }
+    idx[i] = xi;
+    if (lv)
+        lv[i] = xl;
 }
 
 static void sort_by_level(uint32_t *idx, size_t n, const double *u, const double *w, double K)
