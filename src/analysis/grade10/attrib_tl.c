@@ -44,7 +44,7 @@ void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes)
     while (c < bytes)
         c *= 2;
     lp_free(sc->buf[slot]);
-    sc->buf[slot] = slot == SC_CNT || slot == SC_FIRST ? lp_calloc(1, c) : lp_malloc(c);
+    sc->buf[slot] = slot == SC_CNT || slot == SC_FIRST || slot == SC_SEG ? lp_calloc(1, c) : lp_malloc(c);
     sc->cap[slot] = sc->buf[slot] ? c : 0;
     return sc->buf[slot];
 }
@@ -69,6 +69,9 @@ typedef struct tlw { /* scratch of one timeline (buffers of sc) */
     size_t nw;
     int64_t lo, hi;     /* the span of the windows, rounded: the phases' pieces are clipped to it */
     double *len;        /* [nseg] seconds */
+    uint32_t *seg;      /* slice mode: per active piece k, seg[3k] == gen: its segments [seg[3k+1], seg[3k+2])
+                           on this grid, found by an earlier timeline with the same grid; NULL in event mode */
+    uint32_t gen;
 } tlw;
 
 static int cmp_i64(const void *p, const void *q)
@@ -191,6 +194,25 @@ static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t
     return (uint32_t)l;
 }
 
+/* The segments [*s0, *s1) of active piece k on the timeline (*s0 == *s1: none, the piece
+ * is outside the windows); in slice mode kept for the next timeline with the same grid
+ * (monitoring sampled together: the same lookups on every metric). */
+static inline void piece_segs(const lp_g10_attr *a, const lp_g10_tl *tl, const tlw *w, size_t k, uint32_t *s0,
+                              uint32_t *s1)
+{
+    uint32_t *c = w->seg ? w->seg + 3 * k : NULL;
+    if (c && c[0] == w->gen) {
+        *s0 = c[1], *s1 = c[2];
+        return;
+    }
+    int64_t ps, pe;
+    *s0 = *s1 = 0;
+    if (clipped(a, w, k, &ps, &pe))
+        *s0 = seg_at(a, tl, ps), *s1 = seg_at(a, tl, pe);
+    if (c)
+        c[0] = w->gen, c[1] = *s0, c[2] = *s1;
+}
+
 /* Slice mode: the fixed grid over the run, and one segment for each part of the windows
  * outside it (no demand there: a single segment gets the same rate as its slices would).
  * A timeline with the same grid and ends as the last one this thread built shares its
@@ -221,6 +243,7 @@ static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t h
         return nomem(err);
     sc->grid = tl->bound, sc->grid_lo = lo, sc->grid_hi = hi, sc->grid_A = A, sc->grid_nseg = tl->nseg;
     sc->grid_lead = lead;
+    sc->grid_gen++; /* the piece segments found on the previous grid do not hold on this one */
     size_t k = 0;
     if (lead)
         tl->bound[k++] = lo;
@@ -290,12 +313,12 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
         double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
         for (uint32_t h = first[t]; h < first[t + 1]; h++) {
             uint32_t i = order[h];
-            int64_t ps, pe;
-            for (size_t k = a->pfirst[ph->phase[i]]; k < a->pfirst[ph->phase[i] + 1]; k++)
-                if (clipped(a, w, k, &ps, &pe)) {
-                    cnt[seg_at(a, tl, ps)]++;
-                    cnt[seg_at(a, tl, pe)]--;
-                }
+            for (size_t k = a->pfirst[ph->phase[i]]; k < a->pfirst[ph->phase[i] + 1]; k++) {
+                uint32_t s0, s1; /* a piece of no segment (s0 == s1) adds and takes one: nothing */
+                piece_segs(a, tl, w, k, &s0, &s1);
+                cnt[s0]++;
+                cnt[s1]--;
+            }
         }
         double *D = kind == LP_G10_RULE_EXACT ? tl->E : tl->V;
         int32_t c = 0;
@@ -407,11 +430,11 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
         int exact = kind == LP_G10_RULE_EXACT;
         double used = 0;
         int64_t bn = 0, bg_ns = 0, bl_ns = 0;
-        int64_t ps, pe;
         for (size_t q = a->pfirst[p]; q < a->pfirst[p + 1]; q++) {
-            if (!clipped(a, w, q, &ps, &pe))
-                continue;
-            uint32_t s0 = seg_at(a, tl, ps), s1 = seg_at(a, tl, pe);
+            uint32_t s0, s1;
+            piece_segs(a, tl, w, q, &s0, &s1);
+            if (s0 == s1)
+                continue; /* would add zeros */
             used += exact ? PX[s1] - PX[s0] : PY[s1] - PY[s0];
             bg_ns += PG[s1] - PG[s0];
             if (exact) {
@@ -448,7 +471,13 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
     lp_status st = windows(a, tl, s, delay, d, ds, &w, err);
     if (!st && w.nw) {
         w.lo = g10_round(a, w.w[0].w0), w.hi = g10_round(a, w.w[w.nw - 1].w1);
-        if (!(st = grid(a, tl, ph, &w, err))) {
+        if (!(st = grid(a, tl, ph, &w, err)) && a->mode == LP_G10_SLICES) {
+            size_t np = a->pfirst[a->x->n];
+            w.gen = sc->grid_gen;
+            if (!(w.seg = g10_scratch_get(sc, SC_SEG, 3 * np * sizeof *w.seg)))
+                st = nomem(err);
+        }
+        if (!st) {
             size_t n = (size_t)tl->nseg + 1;
             tl->E = lp_calloc(n, sizeof *tl->E);
             tl->V = lp_calloc(n, sizeof *tl->V);
