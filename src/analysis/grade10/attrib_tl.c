@@ -69,9 +69,8 @@ typedef struct tlw { /* scratch of one timeline (buffers of sc) */
     size_t nw;
     int64_t lo, hi;     /* the span of the windows, rounded: the phases' pieces are clipped to it */
     double *len;        /* [nseg] seconds */
-    uint32_t *seg;      /* slice mode: per active piece k, seg[3k] == gen: its segments [seg[3k+1], seg[3k+2])
-                           on this grid, found by an earlier timeline with the same grid; NULL in event mode */
-    uint32_t gen;
+    uint32_t *seg;      /* on the first grid of this thread (slice mode): the segments of the active pieces
+                           (piece_segs); NULL otherwise */
 } tlw;
 
 static int cmp_i64(const void *p, const void *q)
@@ -195,14 +194,15 @@ static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t
 }
 
 /* The segments [*s0, *s1) of active piece k on the timeline (*s0 == *s1: none, the piece
- * is outside the windows); in slice mode kept for the next timeline with the same grid
- * (monitoring sampled together: the same lookups on every metric). */
+ * is outside the windows); on the first grid a thread builds (slice mode), kept for its
+ * next timelines with the same grid (monitoring sampled together: the same lookups on
+ * every metric): seg[2k] = s0 + 1 (0: not yet found), seg[2k + 1] = s1. */
 static inline void piece_segs(const lp_g10_attr *a, const lp_g10_tl *tl, const tlw *w, size_t k, uint32_t *s0,
                               uint32_t *s1)
 {
-    uint32_t *c = w->seg ? w->seg + 3 * k : NULL;
-    if (c && c[0] == w->gen) {
-        *s0 = c[1], *s1 = c[2];
+    uint32_t *c = w->seg ? w->seg + 2 * k : NULL;
+    if (c && c[0]) {
+        *s0 = c[0] - 1, *s1 = c[1];
         return;
     }
     int64_t ps, pe;
@@ -210,7 +210,7 @@ static inline void piece_segs(const lp_g10_attr *a, const lp_g10_tl *tl, const t
     if (clipped(a, w, k, &ps, &pe))
         *s0 = seg_at(a, tl, ps), *s1 = seg_at(a, tl, pe);
     if (c)
-        c[0] = w->gen, c[1] = *s0, c[2] = *s1;
+        c[0] = *s0 + 1, c[1] = *s1;
 }
 
 /* Slice mode: the fixed grid over the run, and one segment for each part of the windows
@@ -243,7 +243,7 @@ static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t h
         return nomem(err);
     sc->grid = tl->bound, sc->grid_lo = lo, sc->grid_hi = hi, sc->grid_A = A, sc->grid_nseg = tl->nseg;
     sc->grid_lead = lead;
-    sc->grid_gen++; /* the piece segments found on the previous grid do not hold on this one */
+    sc->grid_gen++;
     size_t k = 0;
     if (lead)
         tl->bound[k++] = lo;
@@ -471,12 +471,9 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
     lp_status st = windows(a, tl, s, delay, d, ds, &w, err);
     if (!st && w.nw) {
         w.lo = g10_round(a, w.w[0].w0), w.hi = g10_round(a, w.w[w.nw - 1].w1);
-        if (!(st = grid(a, tl, ph, &w, err)) && a->mode == LP_G10_SLICES) {
-            size_t np = a->pfirst[a->x->n];
-            w.gen = sc->grid_gen;
-            if (!(w.seg = g10_scratch_get(sc, SC_SEG, 3 * np * sizeof *w.seg)))
-                st = nomem(err);
-        }
+        if (!(st = grid(a, tl, ph, &w, err)) && a->mode == LP_G10_SLICES && sc->grid_gen == 1 &&
+            !(w.seg = g10_scratch_get(sc, SC_SEG, 2 * (size_t)a->pfirst[a->x->n] * sizeof *w.seg)))
+            st = nomem(err);
         if (!st) {
             size_t n = (size_t)tl->nseg + 1;
             tl->E = lp_calloc(n, sizeof *tl->E);

@@ -144,7 +144,7 @@ typedef struct g10_scratch {
      * long as the attribution): a timeline with the same grid and ends shares it */
     int64_t *grid, grid_lo, grid_hi, grid_A;
     uint32_t grid_nseg, grid_lead;
-    uint32_t grid_gen;       /* that grid's number (from 1): the stamp of the piece segments SC_SEG holds */
+    uint32_t grid_gen;       /* grids built (SC_SEG holds piece segments on the first one) */
 } g10_scratch;
 
 /* Buffer `slot` of at least `bytes` (contents undefined; SC_CNT and SC_FIRST are zero
