@@ -9,7 +9,8 @@
  * usage: g10bench SECONDS [--mode slices|events] [--threads N] [--reps N] [--python FILE] [--issues]
  * Prints one line of key=value: sizes, the best CPU and wall seconds of each stage over
  * --reps runs (CPU time of the process: with --threads 1 it is the work itself), peak
- * RSS, and per metric the attributed total (a checksum the Python baseline must match).
+ * RSS, the fewest minor page faults of a run's attribution and issues (fresh memory touched),
+ * and per metric the attributed total (a checksum the Python baseline must match).
  * --issues prints every issue candidate of the last run (kind, resource or type, leaves
  * changed, time saved, replayed makespan) and per resource the sums of the phases' usage
  * and bottlenecked time, on stderr: a checksum of the attribution and the replays.
@@ -81,6 +82,12 @@ static double cpu_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+static long minflt(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
 }
 static double wall_s(void)
 {
@@ -247,6 +254,7 @@ int main(int argc, char **argv)
     if (py)
         fclose(py);
     stage sx = {0, 0}, sa = {0, 0}, si = {0, 0};
+    long fa = -1, fi = -1; /* the fewest minor page faults of a rep's attribution, issues */
     double sums[NMET] = {0};
     uint64_t n = 0, leaves = 0, slices = 0, issues = 0;
     for (int rep = 0; rep < reps; rep++) {
@@ -257,13 +265,20 @@ int main(int argc, char **argv)
         if (lp_g10_exec_from_events(m, &d, &ds, &x, &err))
             die("phases", &err);
         double c1 = cpu_s(), w1 = wall_s();
+        long f1 = minflt();
         lp_g10_opts o = {mode, 0, threads};
         if (lp_g10_attribute(m, x, &d, &o, &ds, &a, &err))
             die("attribution", &err);
         double c2 = cpu_s(), w2 = wall_s();
+        long f2 = minflt();
         if (lp_g10_issues_find(a, -1, &is, &err))
             die("issues", &err);
         double c3 = cpu_s(), w3 = wall_s();
+        long f3 = minflt();
+        if (fa < 0 || f2 - f1 < fa)
+            fa = f2 - f1;
+        if (fi < 0 || f3 - f2 < fi)
+            fi = f3 - f2;
         best(&sx, c1 - c0, w1 - w0);
         best(&sa, c2 - c1, w2 - w1);
         best(&si, c3 - c2, w3 - w2);
@@ -294,10 +309,10 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru);
     printf("seconds=%ld instances=%llu leaves=%llu events=%zu segments=%llu metrics=%d issues=%llu mode=%s threads=%u "
            "phases_cpu=%.3f phases_wall=%.3f attrib_cpu=%.3f attrib_wall=%.3f issues_cpu=%.3f issues_wall=%.3f "
-           "target_cpu=%.3f target_wall=%.3f rss_mb=%ld",
+           "target_cpu=%.3f target_wall=%.3f attrib_flt=%ld issues_flt=%ld rss_mb=%ld",
            seconds, (unsigned long long)n, (unsigned long long)leaves, d.nev, (unsigned long long)slices, NMET,
            (unsigned long long)issues, mode == LP_G10_EVENTS ? "events" : "slices", threads, sx.cpu, sx.wall, sa.cpu,
-           sa.wall, si.cpu, si.wall, sa.cpu + si.cpu, sa.wall + si.wall, ru.ru_maxrss / 1024);
+           sa.wall, si.cpu, si.wall, sa.cpu + si.cpu, sa.wall + si.wall, fa, fi, ru.ru_maxrss / 1024);
     for (int r = 0; r < NMET; r++)
         printf(" sum_%d=%.10g", r, sums[r]);
     printf("\n");

@@ -23,7 +23,9 @@ void lp_g10_attr_free(lp_g10_attr *a)
         return;
     for (uint32_t k = 0; k < a->ntl; k++) {
         lp_g10_tl *tl = &a->tl[k];
-        lp_free(tl->bound), lp_free(tl->E), lp_free(tl->V), lp_free(tl->u), lp_free(tl->x), lp_free(tl->f);
+        if (!tl->bound_shared)
+            lp_free(tl->bound);
+        lp_free(tl->E), lp_free(tl->V), lp_free(tl->u), lp_free(tl->x), lp_free(tl->f);
     }
     lp_free(a->tl);
     for (uint32_t g = 0; g < a->nblk; g++)
@@ -74,6 +76,11 @@ static lp_status leaves(lp_g10_attr *a, lp_diags *ds, lp_error *err)
         !(a->pfirst = lp_calloc((size_t)x->n + 1, sizeof *a->pfirst))) {
         lp_free(rows);
         return nomem(err);
+    }
+    if (x->nleaves) { /* one piece a leaf, usually: sized once (a copy at every doubling touches twice the memory) */
+        if (!(a->ps = lp_malloc(x->nleaves * sizeof *a->ps)) || !(a->pe = lp_malloc(x->nleaves * sizeof *a->pe)))
+            st = nomem(err);
+        cap = st ? 0 : x->nleaves;
     }
     for (uint32_t p = 0; p < x->n && !st; p++) {
         a->pfirst[p] = (uint32_t)np;

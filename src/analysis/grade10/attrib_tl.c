@@ -44,7 +44,7 @@ void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes)
     while (c < bytes)
         c *= 2;
     lp_free(sc->buf[slot]);
-    sc->buf[slot] = slot == SC_CNT || slot == SC_FIRST ? lp_calloc(1, c) : lp_malloc(c);
+    sc->buf[slot] = slot == SC_CNT || slot == SC_FIRST || slot == SC_SEG ? lp_calloc(1, c) : lp_malloc(c);
     sc->cap[slot] = sc->buf[slot] ? c : 0;
     return sc->buf[slot];
 }
@@ -69,6 +69,8 @@ typedef struct tlw { /* scratch of one timeline (buffers of sc) */
     size_t nw;
     int64_t lo, hi;     /* the span of the windows, rounded: the phases' pieces are clipped to it */
     double *len;        /* [nseg] seconds */
+    uint32_t *seg;      /* on the first grid of this thread (slice mode): the segments of the active pieces
+                           (piece_segs); NULL otherwise */
 } tlw;
 
 static int cmp_i64(const void *p, const void *q)
@@ -191,9 +193,31 @@ static inline uint32_t seg_at(const lp_g10_attr *a, const lp_g10_tl *tl, int64_t
     return (uint32_t)l;
 }
 
+/* The segments [*s0, *s1) of active piece k on the timeline (*s0 == *s1: none, the piece
+ * is outside the windows); on the first grid a thread builds (slice mode), kept for its
+ * next timelines with the same grid (monitoring sampled together: the same lookups on
+ * every metric): seg[2k] = s0 + 1 (0: not yet found), seg[2k + 1] = s1. */
+static inline void piece_segs(const lp_g10_attr *a, const lp_g10_tl *tl, const tlw *w, size_t k, uint32_t *s0,
+                              uint32_t *s1)
+{
+    uint32_t *c = w->seg ? w->seg + 2 * k : NULL;
+    if (c && c[0]) {
+        *s0 = c[0] - 1, *s1 = c[1];
+        return;
+    }
+    int64_t ps, pe;
+    *s0 = *s1 = 0;
+    if (clipped(a, w, k, &ps, &pe))
+        *s0 = seg_at(a, tl, ps), *s1 = seg_at(a, tl, pe);
+    if (c)
+        c[0] = *s0 + 1, c[1] = *s1;
+}
+
 /* Slice mode: the fixed grid over the run, and one segment for each part of the windows
- * outside it (no demand there: a single segment gets the same rate as its slices would). */
-static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t hi, lp_error *err)
+ * outside it (no demand there: a single segment gets the same rate as its slices would).
+ * A timeline with the same grid and ends as the last one this thread built shares its
+ * bounds (monitoring sampled together: one copy instead of one per metric). */
+static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t hi, g10_scratch *sc, lp_error *err)
 {
     int64_t A = g10_round(a, a->x->start[0]), B = g10_round(a, a->x->end[0]);
     if (A < lo)
@@ -209,8 +233,17 @@ static lp_status slice_grid(lp_g10_attr *a, lp_g10_tl *tl, int64_t lo, int64_t h
     tl->nseg = (uint32_t)n + lead + trail;
     tl->lead = lead;
     tl->grid0 = A;
+    if (sc->grid && sc->grid_lo == lo && sc->grid_hi == hi && sc->grid_A == A && sc->grid_nseg == tl->nseg &&
+        sc->grid_lead == lead) { /* the same bounds as the last grid built: shared (fresh memory is slow) */
+        tl->bound = sc->grid;
+        tl->bound_shared = 1;
+        return LP_OK;
+    }
     if (!(tl->bound = lp_malloc(((size_t)tl->nseg + 1) * sizeof *tl->bound)))
         return nomem(err);
+    sc->grid = tl->bound, sc->grid_lo = lo, sc->grid_hi = hi, sc->grid_A = A, sc->grid_nseg = tl->nseg;
+    sc->grid_lead = lead;
+    sc->grid_gen++;
     size_t k = 0;
     if (lead)
         tl->bound[k++] = lo;
@@ -225,7 +258,7 @@ static lp_status grid(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, tlw
 {
     int64_t lo = g10_round(a, w->w[0].w0), hi = g10_round(a, w->w[w->nw - 1].w1);
     if (a->mode == LP_G10_SLICES)
-        return slice_grid(a, tl, lo, hi, err);
+        return slice_grid(a, tl, lo, hi, w->sc, err);
     size_t n = 2 * w->nw;
     for (size_t i = 0; i < ph->n; i++)
         n += 2 * ((size_t)a->pfirst[ph->phase[i] + 1] - a->pfirst[ph->phase[i]]);
@@ -280,12 +313,12 @@ static lp_status demand(lp_g10_attr *a, lp_g10_tl *tl, const g10_tlphases *ph, c
         double val = lp_g10_rule_of(a->m, t, tl->res, tl->capacity, &kind);
         for (uint32_t h = first[t]; h < first[t + 1]; h++) {
             uint32_t i = order[h];
-            int64_t ps, pe;
-            for (size_t k = a->pfirst[ph->phase[i]]; k < a->pfirst[ph->phase[i] + 1]; k++)
-                if (clipped(a, w, k, &ps, &pe)) {
-                    cnt[seg_at(a, tl, ps)]++;
-                    cnt[seg_at(a, tl, pe)]--;
-                }
+            for (size_t k = a->pfirst[ph->phase[i]]; k < a->pfirst[ph->phase[i] + 1]; k++) {
+                uint32_t s0, s1; /* a piece of no segment (s0 == s1) adds and takes one: nothing */
+                piece_segs(a, tl, w, k, &s0, &s1);
+                cnt[s0]++;
+                cnt[s1]--;
+            }
         }
         double *D = kind == LP_G10_RULE_EXACT ? tl->E : tl->V;
         int32_t c = 0;
@@ -397,11 +430,11 @@ static lp_status shares(lp_g10_attr *a, lp_g10_tl *tl, uint32_t k, const g10_tlp
         int exact = kind == LP_G10_RULE_EXACT;
         double used = 0;
         int64_t bn = 0, bg_ns = 0, bl_ns = 0;
-        int64_t ps, pe;
         for (size_t q = a->pfirst[p]; q < a->pfirst[p + 1]; q++) {
-            if (!clipped(a, w, q, &ps, &pe))
-                continue;
-            uint32_t s0 = seg_at(a, tl, ps), s1 = seg_at(a, tl, pe);
+            uint32_t s0, s1;
+            piece_segs(a, tl, w, q, &s0, &s1);
+            if (s0 == s1)
+                continue; /* would add zeros */
             used += exact ? PX[s1] - PX[s0] : PY[s1] - PY[s0];
             bg_ns += PG[s1] - PG[s0];
             if (exact) {
@@ -438,7 +471,10 @@ lp_status g10_tl_build(lp_g10_attr *a, uint32_t k, const lp_g10_series *s, const
     lp_status st = windows(a, tl, s, delay, d, ds, &w, err);
     if (!st && w.nw) {
         w.lo = g10_round(a, w.w[0].w0), w.hi = g10_round(a, w.w[w.nw - 1].w1);
-        if (!(st = grid(a, tl, ph, &w, err))) {
+        if (!(st = grid(a, tl, ph, &w, err)) && a->mode == LP_G10_SLICES && sc->grid_gen == 1 &&
+            !(w.seg = g10_scratch_get(sc, SC_SEG, 2 * (size_t)a->pfirst[a->x->n] * sizeof *w.seg)))
+            st = nomem(err);
+        if (!st) {
             size_t n = (size_t)tl->nseg + 1;
             tl->E = lp_calloc(n, sizeof *tl->E);
             tl->V = lp_calloc(n, sizeof *tl->V);

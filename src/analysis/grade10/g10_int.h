@@ -136,14 +136,20 @@ typedef struct g10_tlphases {
 /* Scratch buffers reused from one timeline to the next by one thread (fresh memory is
  * slow to touch on some machines: a timeline's temporaries are as big as its arrays). */
 enum { SC_IV, SC_WIN, SC_CNT, SC_FIRST, SC_ORDER, SC_SCR, SC_LEN, SC_PX, SC_PY, SC_PG, SC_PL,
-       SC_PU, SC_EF, SC_N };
+       SC_PU, SC_EF, SC_SEG, SC_N };
 typedef struct g10_scratch {
     void *buf[SC_N];
     size_t cap[SC_N];
+    /* slice mode: the last grid this thread built (owned by its timeline, which lives as
+     * long as the attribution): a timeline with the same grid and ends shares it */
+    int64_t *grid, grid_lo, grid_hi, grid_A;
+    uint32_t grid_nseg, grid_lead;
+    uint32_t grid_gen;       /* grids built (SC_SEG holds piece segments on the first one) */
 } g10_scratch;
 
 /* Buffer `slot` of at least `bytes` (contents undefined; SC_CNT and SC_FIRST are zero
- * when handed out and must be left zero by their users). NULL if out of memory. */
+ * when handed out and must be left zero by their users; SC_SEG is zero when new). NULL
+ * if out of memory. */
 void *g10_scratch_get(g10_scratch *sc, int slot, size_t bytes);
 void g10_scratch_release(g10_scratch *sc);
 

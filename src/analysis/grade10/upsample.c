@@ -19,52 +19,77 @@ static inline double wt_of(const double *w, uint32_t t) { return w ? w[t] : 1.0;
 /* room_t / w_t: the level at which segment t saturates */
 static inline double level(const double *u, const double *w, double K, uint32_t t) { return (K - u[t]) / wt_of(w, t); }
 
-/* Heapsort of idx[0, n) by level (no qsort_r in C11); lv[i], when not NULL, holds the
- * level of idx[i] (computed once instead of at every comparison; moved with it). */
-static inline double lv_of(const double *lv, const uint32_t *idx, size_t i, const double *u, const double *w, double K)
-{
-    return lv ? lv[i] : level(u, w, K, idx[i]);
-}
+/* Heapsort of idx[0, n) by level (no qsort_r in C11). The element sifted down moves
+ * once to its final place and the children it passes move up one level each: the same
+ * comparisons, so the same order (ties included), as swapping it down step by step; the
+ * order of ties fixes the order of the sums below, so it must not change. Windows of up
+ * to 512 segments sort (level, segment) pairs, each level computed once; longer ones
+ * compute the levels at every comparison. */
+typedef struct lvi {
+    double l;
+    uint32_t i;
+} lvi;
 
-static void sift(uint32_t *idx, double *lv, size_t i, size_t n, const double *u, const double *w, double K)
+static void sift_lv(lvi *h, size_t i, size_t n, lvi x)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
-            return;
-        if (c + 1 < n && lv_of(lv, idx, c + 1, u, w, K) > lv_of(lv, idx, c, u, w, K))
+            break;
+        if (c + 1 < n && h[c + 1].l > h[c].l)
             c++;
-        if (lv_of(lv, idx, c, u, w, K) <= lv_of(lv, idx, i, u, w, K))
-            return;
-        uint32_t tmp = idx[i];
-        idx[i] = idx[c];
-        idx[c] = tmp;
-        if (lv) {
-            double l = lv[i];
-            lv[i] = lv[c];
-            lv[c] = l;
-        }
+        if (h[c].l <= x.l)
+            break;
+        h[i] = h[c];
         i = c;
     }
+    h[i] = x;
+}
+
+static void sift(uint32_t *idx, size_t i, size_t n, uint32_t x, const double *u, const double *w, double K)
+{
+    double xl = level(u, w, K, x);
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        double lc = level(u, w, K, idx[c]);
+        if (c + 1 < n) {
+            double l1 = level(u, w, K, idx[c + 1]);
+            if (l1 > lc)
+                c++, lc = l1;
+        }
+        if (lc <= xl)
+            break;
+        idx[i] = idx[c];
+        i = c;
+    }
+    idx[i] = x;
 }
 
 static void sort_by_level(uint32_t *idx, size_t n, const double *u, const double *w, double K)
 {
-    double buf[512], *lv = n <= 512 ? buf : NULL; /* windows of up to 512 segments: levels computed once */
-    for (size_t i = 0; lv && i < n; i++)
-        lv[i] = level(u, w, K, idx[i]);
-    for (size_t i = n / 2; i-- > 0;)
-        sift(idx, lv, i, n, u, w, K);
-    for (size_t end = n; end-- > 1;) {
-        uint32_t tmp = idx[0];
-        idx[0] = idx[end];
-        idx[end] = tmp;
-        if (lv) {
-            double l = lv[0];
-            lv[0] = lv[end];
-            lv[end] = l;
+    if (n <= 512) {
+        lvi h[512];
+        for (size_t i = 0; i < n; i++)
+            h[i] = (lvi){level(u, w, K, idx[i]), idx[i]};
+        for (size_t i = n / 2; i-- > 0;)
+            sift_lv(h, i, n, h[i]);
+        for (size_t end = n; end-- > 1;) {
+            lvi x = h[end];
+            h[end] = h[0];
+            sift_lv(h, 0, end, x);
         }
-        sift(idx, lv, 0, end, u, w, K);
+        for (size_t i = 0; i < n; i++)
+            idx[i] = h[i].i;
+        return;
+    }
+    for (size_t i = n / 2; i-- > 0;)
+        sift(idx, i, n, idx[i], u, w, K);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t x = idx[end];
+        idx[end] = idx[0];
+        sift(idx, 0, end, x, u, w, K);
     }
 }
 

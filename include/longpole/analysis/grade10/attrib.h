@@ -57,6 +57,7 @@ typedef struct lp_g10_tl {
     double capacity;
     uint32_t nseg;
     int64_t *bound;          /* [nseg + 1] segment boundaries (ns) */
+    int bound_shared;        /* slice mode: bound is an earlier timeline's (the same grid and ends: one copy) */
     uint32_t lead;           /* slice mode: segments before the grid (0 or 1: the part of the first window
                                 before the run, one segment, no demand) */
     int64_t grid0;           /* slice mode: bound[lead], where the slices over the run begin */
