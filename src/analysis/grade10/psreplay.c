@@ -169,15 +169,16 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
     memset(s.pend, 0, n * sizeof *s.pend);
     for (uint32_t e = 0; e < g->first[g->n]; e++)
         s.pend[g->succ[e]]++;
-    uint32_t ns = 0;
-    for (uint32_t v = 0; v < g->n; v++) /* sources start at 0 (the stack holds the instant ones) */
-        if (!s.pend[v]) {
-            start(&s, v, 0, &ns);
-            while (ns) { /* finish() reuses the stack: drain it one node at a time */
-                uint32_t u = s.stack[--ns];
-                finish(&s, u, 0);
-            }
-        }
+    uint32_t ns = 0, nsrc = 0;
+    for (uint32_t v = 0; v < g->n; v++) /* the sources, listed before any of them finishes */
+        if (!s.pend[v])
+            s.stack[g->n - 1 - nsrc++] = v; /* from the top of the stack down */
+    for (uint32_t k = nsrc; k-- > 0;) { /* each starts at 0 (those taking no time finish at once); the
+                                          sources left stay above the stack finish() uses */
+        start(&s, s.stack[g->n - 1 - k], 0, &ns);
+        if (ns) /* finish() uses the stack's bottom, below the sources left */
+            finish(&s, s.stack[--ns], 0);
+    }
     for (;;) {
         double T = s.nfix ? s.fix[0].k : INFINITY;
         uint32_t best = UINT32_MAX;
