@@ -42,8 +42,8 @@ static void print_issues(FILE *out, const lp_g10_attr *a, const lp_g10_issues *i
                 lp_fmt_dur(v->saved_ns, sv, sizeof sv));
         if (v->ps)
             fprintf(out, "      assumed: processor sharing (%llu leaves as work on %u contended timeline(s); "
-                         "capacity %g, competing demand %.2f)\n",
-                    (unsigned long long)is->ps_leaves, is->ps_groups, is->ps_capacity, is->ps_background);
+                         "capacity %g at a share of %.3f)\n",
+                    (unsigned long long)is->ps_leaves, is->ps_groups, is->ps_capacity, is->ps_share);
         if (v->kind == LP_G10_ISSUE_OUTLIER && v->key != LP_STR_NONE && a->x->keyname[v->type] != LP_STR_NONE)
             fprintf(out, "      %llu outlier instances (over %.1fx their set's median), %llu of them %s=%s\n",
                     (unsigned long long)v->instances, LP_G10_OUTLIER, (unsigned long long)v->key_count,

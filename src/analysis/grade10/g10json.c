@@ -175,7 +175,7 @@ static void issues(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_issues *is)
         lp_jsonw_ku64(j, "timelines", is->ps_groups);
         lp_jsonw_ku64(j, "leaves", is->ps_leaves);
         lp_jsonw_kdbl(j, "capacity", is->ps_capacity);
-        lp_jsonw_kdbl(j, "competing_demand", is->ps_background);
+        lp_jsonw_kdbl(j, "share", is->ps_share);
         lp_jsonw_obj_end(j);
     }
     lp_jsonw_key(j, "list");

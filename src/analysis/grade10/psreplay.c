@@ -6,17 +6,17 @@
  * its cores (4 compute threads on 2 cores each run at half speed), a straggler's
  * removal also speeds up the others, which fixed durations cannot show. So, when some
  * timeline of a resource with Exact rules was contended (its exact demand E above its
- * capacity K in some segment, or its threads got less than the bottleneck threshold of
- * what they were ready to use: competing load measured by the resource's delay= series),
+ * capacity K in some segment, or other load: S < 1 below),
  * every leaf with an Exact rule d > 0 on that timeline becomes a job: an amount of work
  * (its attributed usage over its span, `used`, i.e. q = used / d ns at full speed), and
  * the jobs of one timeline active at an instant, of total demand D, each progress at
- * min(1, K / (D + B)) of full speed, where B is the competing demand not in the model:
- * fitted over the segments with exact demand E_s, length l_s and measured share f_s
- * (what its threads got of what they were ready to use) so that their work at the
- * model's speed takes their time: sum l_s f_s (E_s + B) / K = sum l_s, i.e.
- * B = (K sum l_s - sum l_s f_s E_s) / sum l_s f_s, at least 0 (exact when every
- * f_s = K / (E_s + B)); 0 without a delay series or when no window was contended. Every other leaf keeps its recorded
+ * S min(1, K / D) of full speed: K the capacity, S the share of each unit of it the
+ * run's threads got beside other load, from the resource's delay= series: per segment
+ * with exact demand, the share f_s they got of what they were ready to use over the
+ * share their own number explains, min(1, K / E_s), capped at 1, averaged by time (1
+ * without a delay series or when no window was contended). Linux schedules a session's
+ * threads as a group with a share of each core they run on, hence a share per unit of
+ * capacity rather than competing thread by thread. Every other leaf keeps its recorded
  * duration. A fix (imbalance: every set at its mean; outlier: the outliers brought down
  * to the longest typical instance) is applied to the jobs' work (q), to the other
  * instances' replayed spans as before, and the run replayed again: the gain is the
@@ -104,8 +104,7 @@ size_t g10_ps_scratch_size(const g10_ps_dag *g, uint32_t ngroups)
 
 static inline double speed(const g10_ps_jobs *j, uint32_t g, double D)
 {
-    double c = D + j->B[g];
-    return c > j->K[g] ? j->K[g] / c : 1;
+    return D > j->K[g] ? j->S[g] * j->K[g] / D : j->S[g];
 }
 
 static void advance(sim *s, uint32_t g, double T)
@@ -213,7 +212,7 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
 typedef struct psplan {
     uint32_t ng;
     uint32_t *gof;           /* [ntl] group of each timeline, UINT32_MAX: not contended */
-    double *K, *B;           /* [ng] */
+    double *K, *S;           /* [ng] */
     uint32_t *grp;           /* [x->n] */
     double *d, *q;
     int64_t *q0;             /* [x->n] leaves: work (jobs) or recorded duration, ns; composite: 0 */
@@ -222,14 +221,15 @@ typedef struct psplan {
 
 static void plan_release(psplan *pl)
 {
-    lp_free(pl->gof), lp_free(pl->K), lp_free(pl->B), lp_free(pl->grp), lp_free(pl->d), lp_free(pl->q);
+    lp_free(pl->gof), lp_free(pl->K), lp_free(pl->S), lp_free(pl->grp), lp_free(pl->d), lp_free(pl->q);
     lp_free(pl->q0);
 }
 
-/* Is timeline tl contended, and its competing demand B (see the header comment). */
-static int contended(const lp_g10_tl *tl, double *B)
+/* Is timeline tl contended, and the share S of its capacity the run's threads got
+ * beside other load (see the header comment). */
+static int contended(const lp_g10_tl *tl, double *S)
 {
-    double K = tl->capacity, len_sum = 0, flen = 0, fle = 0;
+    double K = tl->capacity, l_sum = 0, sh = 0;
     int over = 0;
     for (uint32_t s = 0; s < tl->nseg; s++) {
         if (tl->E[s] <= 0)
@@ -237,12 +237,12 @@ static int contended(const lp_g10_tl *tl, double *B)
         if (tl->E[s] > K * (1 + 1e-9))
             over = 1;
         double len = (double)(tl->bound[s + 1] - tl->bound[s]), f = tl->f ? tl->f[s] : 1;
-        len_sum += len, flen += f * len, fle += f * len * tl->E[s];
+        double self = tl->E[s] > K ? K / tl->E[s] : 1; /* what their own number explains */
+        double x = f / self;
+        l_sum += len, sh += len * (x < 1 ? x : 1);
     }
-    /* the B under which the segments' work, at the speed K / (E + B), takes their time */
-    double b = tl->f && tl->contended_s > 0 && flen > 0 ? (K * len_sum - fle) / flen : 0;
-    *B = b > 0 ? b : 0;
-    return K > 0 && (over || *B > 0);
+    *S = tl->f && tl->contended_s > 0 && l_sum > 0 ? sh / l_sum : 1;
+    return K > 0 && (over || *S < 1);
 }
 
 static lp_status plan_build(const lp_g10_attr *a, psplan *pl, lp_error *err)
@@ -252,24 +252,28 @@ static lp_status plan_build(const lp_g10_attr *a, psplan *pl, lp_error *err)
     memset(pl, 0, sizeof *pl);
     pl->gof = lp_malloc(((size_t)a->ntl + 1) * sizeof *pl->gof);
     pl->K = lp_malloc(((size_t)a->ntl + 1) * sizeof *pl->K);
-    pl->B = lp_malloc(((size_t)a->ntl + 1) * sizeof *pl->B);
+    pl->S = lp_malloc(((size_t)a->ntl + 1) * sizeof *pl->S);
+    if (!pl->gof || !pl->K || !pl->S)
+        return nomem(err);
+    for (uint32_t k = 0; k < a->ntl; k++) {
+        double S;
+        pl->gof[k] = UINT32_MAX;
+        if (contended(&a->tl[k], &S))
+            pl->gof[k] = pl->ng, pl->K[pl->ng] = a->tl[k].capacity, pl->S[pl->ng++] = S;
+    }
+    if (!pl->ng) /* nothing contended: nothing else is needed */
+        return LP_OK;
     pl->grp = lp_malloc(((size_t)x->n + 1) * sizeof *pl->grp);
     pl->d = lp_calloc((size_t)x->n + 1, sizeof *pl->d);
     pl->q = lp_calloc((size_t)x->n + 1, sizeof *pl->q);
     pl->q0 = lp_calloc((size_t)x->n + 1, sizeof *pl->q0);
-    if (!pl->gof || !pl->K || !pl->B || !pl->grp || !pl->d || !pl->q || !pl->q0)
+    if (!pl->grp || !pl->d || !pl->q || !pl->q0)
         return nomem(err);
-    for (uint32_t k = 0; k < a->ntl; k++) {
-        double B;
-        pl->gof[k] = UINT32_MAX;
-        if (contended(&a->tl[k], &B))
-            pl->gof[k] = pl->ng, pl->K[pl->ng] = a->tl[k].capacity, pl->B[pl->ng++] = B;
-    }
     for (uint32_t i = 0; i < x->n; i++) {
         pl->grp[i] = UINT32_MAX;
         pl->q0[i] = x->size[i] == 1 ? x->end[i] - x->start[i] : 0;
     }
-    for (uint32_t r = 0; pl->ng && r < m->nres; r++)
+    for (uint32_t r = 0; r < m->nres; r++)
         for (size_t k = 0; a->use[r] && k < a->nuse[r]; k++) {
             const lp_g10_use *u = &a->use[r][k];
             uint32_t p = u->phase;
@@ -295,7 +299,7 @@ static int64_t ps_replay(const lp_g10_replay *rp, psplan *pl, const int64_t *v, 
     for (uint32_t i = 0; i < x->n; i++)
         pl->q[i] = (double)v[i];
     g10_ps_dag g = {rp->nnodes, rp->first, rp->succ, rp->leaf};
-    g10_ps_jobs j = {pl->q, pl->d, pl->grp, pl->ng, pl->K, pl->B};
+    g10_ps_jobs j = {pl->q, pl->d, pl->grp, pl->ng, pl->K, pl->S};
     double last = g10_ps_run(&g, &j, scr, ts, te);
     for (uint32_t i = 0, c = x->n; sp && i < x->n; i++) {
         double s0 = ts[rp->pos[i]], e0 = x->size[i] > 1 ? te[rp->pos[c]] : te[rp->pos[i]];
@@ -363,7 +367,7 @@ lp_status g10_ps_issues(const lp_g10_attr *a, lp_g10_issues *is, lp_error *err)
     }
     if (!st) {
         is->ps_baseline = ps_replay(&rp, &pl, pl.q0, scr, ts, te, sp);
-        is->ps_groups = pl.ng, is->ps_leaves = pl.jobs, is->ps_capacity = pl.K[0], is->ps_background = pl.B[0];
+        is->ps_groups = pl.ng, is->ps_leaves = pl.jobs, is->ps_capacity = pl.K[0], is->ps_share = pl.S[0];
     }
     for (size_t i = 0; !st && i < is->n; i++)
         if (is->v[i].kind != LP_G10_ISSUE_BOTTLENECK)

@@ -16,12 +16,13 @@ typedef struct g10_ps_dag {
 /* The leaves: leaf l is either fixed (grp[l] == UINT32_MAX: it takes q[l] ns) or a job
  * of group grp[l] with demand d[l] > 0 and q[l] ns of work at full speed (work d x q);
  * the jobs of group g active at an instant, of total demand D, each progress at
- * min(1, K[g] / (D + B[g])) of full speed (K: capacity, B: competing demand). */
+ * S[g] x min(1, K[g] / D) of full speed (K: capacity, S in (0, 1]: the share of each
+ * unit of capacity the group gets beside other load). */
 typedef struct g10_ps_jobs {
     const double *q, *d;
     const uint32_t *grp;
     uint32_t ngroups;
-    const double *K, *B;
+    const double *K, *S;
 } g10_ps_jobs;
 
 /* Event-driven fluid replay from time 0: each node's start (its time once every
@@ -33,7 +34,7 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
 
 /* The imbalance and outlier candidates of `is` (found by issues.c with fixed durations)
  * estimated again under processor sharing when some timeline of an Exact rule was
- * contended (its exact demand above its capacity, or competing demand measured by its
+ * contended (its exact demand above its capacity, or other load measured by its
  * delay= series); nothing changes otherwise. */
 lp_status g10_ps_issues(const lp_g10_attr *a, lp_g10_issues *is, lp_error *err);
 

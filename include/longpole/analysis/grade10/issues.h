@@ -89,7 +89,8 @@ typedef struct lp_g10_issues {
     uint32_t ps_groups;      /* contended timelines */
     uint64_t ps_leaves;      /* leaves replayed as work */
     double ps_capacity;      /* K of the first group (capacity units) */
-    double ps_background;    /* B of the first group: competing demand not in the model */
+    double ps_share;         /* S of the first group: the share of each unit of K its jobs got beside
+                                other load (1 without a delay series or contention from outside) */
 } lp_g10_issues;
 
 /* Every bottleneck and imbalance candidate replayed. threshold < 0: the model's. */
