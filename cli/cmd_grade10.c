@@ -89,7 +89,9 @@ const cli_spec cli_spec_grade10 = {
     .notes = "The text answer: the makespan and the issues by gain (bottleneck, imbalance, outlier),\n"
              "on a trace the resources of its critical path, then bottlenecks per phase type and\n"
              "resource, imbalance, resources (with effective capacity when a resource has delay=),\n"
-             "and every adjustment made to the data.\n"
+             "and every adjustment made to the data. When a CPU-like resource with Exact rules was\n"
+             "contended (more threads than cores, or other load), imbalance and outlier issues are\n"
+             "replayed under processor sharing (their work shares the cores) and say so.\n"
              "exit status: 0; 4 the input had errors (reported with file and line; the rest was\n"
              "analysed) or the model was refused or no phase remained; 9 the input holds no phase\n"
              "record or activity; 3 unreadable file.\n",

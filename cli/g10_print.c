@@ -37,8 +37,13 @@ static void print_issues(FILE *out, const lp_g10_attr *a, const lp_g10_issues *i
         char g[32], m0[32], m1[32], sv[32];
         fprintf(out, "  %2llu. %-10s %-28s gain %9s %6.2f%%  makespan %s -> %s  (%llu phases, %s of phase time)\n",
                 (unsigned long long)shown, lp_g10_issue_name(v->kind), what, lp_fmt_dur(v->gain_ns, g, sizeof g),
-                100 * v->gain, lp_fmt_dur(is->baseline, m0, sizeof m0), lp_fmt_dur(v->makespan, m1, sizeof m1),
-                (unsigned long long)v->phases, lp_fmt_dur(v->saved_ns, sv, sizeof sv));
+                100 * v->gain, lp_fmt_dur(v->ps ? is->ps_baseline : is->baseline, m0, sizeof m0),
+                lp_fmt_dur(v->makespan, m1, sizeof m1), (unsigned long long)v->phases,
+                lp_fmt_dur(v->saved_ns, sv, sizeof sv));
+        if (v->ps)
+            fprintf(out, "      assumed: processor sharing (%llu leaves as work on %u contended timeline(s); "
+                         "capacity %g at a share of %.3f)\n",
+                    (unsigned long long)is->ps_leaves, is->ps_groups, is->ps_capacity, is->ps_share);
         if (v->kind == LP_G10_ISSUE_OUTLIER && v->key != LP_STR_NONE && a->x->keyname[v->type] != LP_STR_NONE)
             fprintf(out, "      %llu outlier instances (over %.1fx their set's median), %llu of them %s=%s\n",
                     (unsigned long long)v->instances, LP_G10_OUTLIER, (unsigned long long)v->key_count,

@@ -34,12 +34,18 @@ static void issues(lp_html *h, const lp_g10_attr *a, const lp_g10_issues *is)
     lp_html_printf(h, "<h3>Issues</h3>\n<p>The run replayed with each issue fixed (§III-F): recorded makespan %s, "
                       "replayed %s; issues gaining at least %.1f%% are reported.</p>\n",
                    lp_fmt_dur(is->recorded, d1, sizeof d1), lp_fmt_dur(is->baseline, d2, sizeof d2), 100 * is->threshold);
+    if (is->ps_groups) /* only when contended: other reports are unchanged */
+        lp_html_printf(h, "<p>Imbalance and outlier issues marked <i>processor sharing</i> were replayed with the "
+                          "work of %llu Exact phases sharing the cores (capacity %g at a share of %.3f): that replay "
+                          "of the recorded work takes %s, and their gains are against it.</p>\n",
+                       (unsigned long long)is->ps_leaves, is->ps_capacity, is->ps_share,
+                       lp_fmt_dur(is->ps_baseline, d1, sizeof d1));
     lp_html_raw(h, "<table class=\"lp-tab\"><thead><tr><th>issue</th><th>of</th><th class=\"n\">gain</th>"
                    "<th class=\"n\">share</th><th class=\"n\">makespan fixed</th><th class=\"n\">phases</th>"
                    "<th class=\"n\">reported</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < is->n; i++) {
         const lp_g10_issue *v = &is->v[i];
-        lp_html_printf(h, "<tr><td>%s</td><td>", lp_g10_issue_name(v->kind));
+        lp_html_printf(h, "<tr><td>%s%s</td><td>", lp_g10_issue_name(v->kind), v->ps ? " (processor sharing)" : "");
         lp_html_text(h, v->kind == LP_G10_ISSUE_BOTTLENECK ? lp_g10_model_str(m, m->res[v->res].name)
                                                            : lp_g10_model_str(m, m->type[v->type].path));
         lp_html_printf(h, "</td><td class=\"n\">%s</td><td class=\"n\">", lp_fmt_dur(v->gain_ns, d1, sizeof d1));

@@ -168,6 +168,16 @@ static void issues(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_issues *is)
     lp_jsonw_kdbl(j, "recorded_s", sec(is->recorded));
     lp_jsonw_kdbl(j, "replayed_s", sec(is->baseline));
     lp_jsonw_kdbl(j, "threshold", is->threshold);
+    if (is->ps_groups) { /* only when contended: the output of other runs is unchanged */
+        lp_jsonw_key(j, "processor_sharing");
+        lp_jsonw_obj(j);
+        lp_jsonw_kdbl(j, "replayed_s", sec(is->ps_baseline));
+        lp_jsonw_ku64(j, "timelines", is->ps_groups);
+        lp_jsonw_ku64(j, "leaves", is->ps_leaves);
+        lp_jsonw_kdbl(j, "capacity", is->ps_capacity);
+        lp_jsonw_kdbl(j, "share", is->ps_share);
+        lp_jsonw_obj_end(j);
+    }
     lp_jsonw_key(j, "list");
     lp_jsonw_arr(j);
     for (size_t i = 0; i < is->n; i++) {
@@ -195,6 +205,8 @@ static void issues(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_issues *is)
         lp_jsonw_kdbl(j, "gain_s", sec(v->gain_ns));
         lp_jsonw_kdbl(j, "gain", v->gain);
         lp_jsonw_kbool(j, "reported", v->reported);
+        if (v->ps)
+            lp_jsonw_kstr(j, "assumed", "processor sharing");
         lp_jsonw_obj_end(j);
     }
     lp_jsonw_arr_end(j);

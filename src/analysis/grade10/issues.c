@@ -31,9 +31,14 @@
  * or more, the instances over LP_G10_OUTLIER x the set's median span are scaled to the
  * longest of the others; the key value most of them share (the straggling thread or
  * worker) is named.
+ *
+ * When a timeline of an Exact rule was contended (more exact demand than capacity, or
+ * competing load), the imbalance and outlier candidates are estimated again under fluid
+ * processor sharing (psreplay.c) and marked so.
  */
 #include "longpole/analysis/grade10/issues.h"
 #include "analysis/grade10/g10_int.h"
+#include "analysis/grade10/psreplay.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
 
@@ -613,7 +618,7 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     if (!st)
         memcpy(dur, base, x->n * sizeof *dur);
     for (uint32_t r = 0; !st && r < m->nres; r++) { /* dur is base outside the candidate */
-        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
+        lp_g10_issue v = {LP_G10_ISSUE_BOTTLENECK, r, LP_G10_NONE, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0, 0};
         R.nchanged = 0;
         for (size_t i = 0; i < sl[r].n; i++) {
             dur[sl[r].v[i].p] = sl[r].v[i].dur, v.saved_ns += base[sl[r].v[i].p] - sl[r].v[i].dur;
@@ -629,15 +634,17 @@ lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issu
     for (uint32_t t = 1; !st && t < m->ntypes; t++) {
         if (m->type[t].repeat != LP_G10_CONCURRENT)
             continue;
-        lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
+        lp_g10_issue v = {LP_G10_ISSUE_IMBALANCE, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0, 0};
         if (!(st = lp_g10_without_imbalance(x, t, rs, dur, &v.phases, err)) && v.phases)
             st = candidate(&R, out, &cap, v, base, dur, err);
         restore(&R, v.phases, base, dur);
-        lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0};
+        lp_g10_issue o = {LP_G10_ISSUE_OUTLIER, LP_G10_NONE, t, 0, LP_STR_NONE, 0, 0, 0, 0, 0, 0, 0, 0};
         if (!st && !(st = lp_g10_without_outliers(x, t, rs, dur, &o, err)) && o.phases)
             st = candidate(&R, out, &cap, o, base, dur, err);
         restore(&R, o.phases, base, dur);
     }
+    if (!st) /* a contended CPU: imbalance and outliers again under processor sharing (psreplay.c) */
+        st = g10_ps_issues(a, out, err);
     if (!st && out->n > 1)
         qsort(out->v, out->n, sizeof *out->v, cmp_issue);
     lp_free(base), lp_free(dur), lp_free(rs), lp_free(R.changed);

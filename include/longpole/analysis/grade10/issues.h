@@ -72,6 +72,8 @@ typedef struct lp_g10_issue {
     int64_t gain_ns;         /* baseline - makespan: the optimistic reduction */
     double gain;             /* gain_ns / baseline */
     int reported;            /* gain >= the threshold */
+    uint8_t ps;              /* imbalance, outlier: estimated under processor sharing (psreplay.c): makespan
+                                and gain against lp_g10_issues.ps_baseline, saved_ns in uncontended time */
 } lp_g10_issue;
 
 typedef struct lp_g10_issues {
@@ -80,6 +82,15 @@ typedef struct lp_g10_issues {
     double threshold;
     lp_g10_issue *v;         /* every candidate, by gain (largest first) */
     size_t n;
+    /* processor sharing (psreplay.c; all zero when no host's CPU-like resource was contended):
+     * the imbalance and outlier candidates replayed with the Exact leaves on contended
+     * timelines as work shared by fluid processor sharing */
+    int64_t ps_baseline;     /* the replay of the recorded work under processor sharing */
+    uint32_t ps_groups;      /* contended timelines */
+    uint64_t ps_leaves;      /* leaves replayed as work */
+    double ps_capacity;      /* K of the first group (capacity units) */
+    double ps_share;         /* S of the first group: the share of each unit of K its jobs got beside
+                                other load (1 without a delay series or contention from outside) */
 } lp_g10_issues;
 
 /* Every bottleneck and imbalance candidate replayed. threshold < 0: the model's. */
