@@ -16,6 +16,9 @@
 #include "longpole/base/alloc.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 void lp_reqpath_init(lp_reqpath *p) { memset(p, 0, sizeof *p); }
 
@@ -268,17 +271,43 @@ static void build_edges(lp_reqpath *p, const lp_causal *m, size_t n, uint32_t W)
     }
 }
 
+/* One step of transpose64: swap the off-diagonal j x j blocks of each 2j x 2j block
+ * on the diagonal (rows k and k + j, the bits of mask and those j above them). For
+ * j >= 2 two consecutive rows go together (SSE2, where there is SSE2). */
+static inline void transpose_step(uint64_t a[64], unsigned j, uint64_t mask)
+{
+#if defined(__SSE2__)
+    if (j >= 2) {
+        const __m128i M = _mm_set1_epi64x((long long)mask);
+        for (unsigned b = 0; b < 64; b += 2 * j)
+            for (unsigned k = b; k < b + j; k += 2) {
+                __m128i *pa = (__m128i *)(void *)(a + k), *pb = (__m128i *)(void *)(a + k + j);
+                __m128i x = _mm_loadu_si128(pa), y = _mm_loadu_si128(pb);
+                __m128i t = _mm_and_si128(_mm_xor_si128(_mm_srli_epi64(x, (int)j), y), M);
+                _mm_storeu_si128(pb, _mm_xor_si128(y, t));
+                _mm_storeu_si128(pa, _mm_xor_si128(x, _mm_slli_epi64(t, (int)j)));
+            }
+        return;
+    }
+#endif
+    for (unsigned b = 0; b < 64; b += 2 * j)
+        for (unsigned k = b; k < b + j; k++) {
+            uint64_t t = ((a[k] >> j) ^ a[k + j]) & mask;
+            a[k + j] ^= t;
+            a[k] ^= t << j;
+        }
+}
+
 /* Transpose a 64 x 64 bit matrix in place (bit b of a[r] is element (r, b)): swap the
  * off-diagonal blocks of 32, then of 16 in each, ... down to single bits. */
 static void transpose64(uint64_t a[64])
 {
-    uint64_t mask = 0x00000000FFFFFFFFULL;
-    for (unsigned j = 32; j != 0; j >>= 1, mask ^= mask << j)
-        for (unsigned k = 0; k < 64; k = ((k | j) + 1) & ~j) {
-            uint64_t t = ((a[k] >> j) ^ a[k | j]) & mask;
-            a[k | j] ^= t;
-            a[k] ^= t << j;
-        }
+    transpose_step(a, 32, 0x00000000FFFFFFFFULL);
+    transpose_step(a, 16, 0x0000FFFF0000FFFFULL);
+    transpose_step(a, 8, 0x00FF00FF00FF00FFULL);
+    transpose_step(a, 4, 0x0F0F0F0F0F0F0F0FULL);
+    transpose_step(a, 2, 0x3333333333333333ULL);
+    transpose_step(a, 1, 0x5555555555555555ULL);
 }
 
 /* build_edges for a small request (at most 64 segments, every segment id below 64,
