@@ -476,6 +476,18 @@ static void longest(lp_reqpath *p)
     }
 }
 
+/* The predecessor i of v that the path takes so far (best, or UINT32_MAX), given i:
+ * on a longest path into v, latest-ending, then one in another task than v. */
+static inline uint32_t path_pick(const lp_reqpath *p, uint32_t i, uint32_t v, uint32_t best)
+{
+    if (p->cpstart[i] + p->dur[i] != p->cpstart[v])
+        return best;
+    if (best == UINT32_MAX || p->end[i] > p->end[best] ||
+        (p->end[i] == p->end[best] && p->task[i] != p->task[v] && p->task[best] == p->task[v]))
+        return i;
+    return best;
+}
+
 /* The path: the latest-ending sink on a longest path, then back. */
 static void walk_path(lp_reqpath *p)
 {
@@ -493,19 +505,26 @@ static void walk_path(lp_reqpath *p)
         if (v == UINT32_MAX || p->end[i] > p->end[v])
             v = i;
     }
+    /* one word a row: the predecessors of each position as a row (S transposed), so the
+     * walk visits only them, in the same (increasing) order as the scan below */
+    uint64_t pred[64];
+    if (W == 1) {
+        for (uint32_t i = 0; i < 64; i++)
+            pred[i] = i < n ? S[i] : 0;
+        transpose64(pred);
+    }
     uint32_t np = 0;
     while (v != UINT32_MAX) {
         p->path[np++] = v;
         p->oncp[v] = 1;
         uint32_t best = UINT32_MAX;
-        for (uint32_t i = 0; i < v; i++) {
-            if (!((S[(size_t)i * W + (v >> 6)] >> (v & 63)) & 1))
-                continue;
-            if (p->cpstart[i] + p->dur[i] != p->cpstart[v])
-                continue;
-            if (best == UINT32_MAX || p->end[i] > p->end[best] ||
-                (p->end[i] == p->end[best] && p->task[i] != p->task[v] && p->task[best] == p->task[v]))
-                best = i;
+        if (W == 1) {
+            for (uint64_t bits = pred[v] & ((1ULL << v) - 1); bits; bits &= bits - 1) /* v < n <= 64 */
+                best = path_pick(p, (uint32_t)__builtin_ctzll(bits), v, best);
+        } else {
+            for (uint32_t i = 0; i < v; i++)
+                if ((S[(size_t)i * W + (v >> 6)] >> (v & 63)) & 1)
+                    best = path_pick(p, i, v, best);
         }
         v = best;
     }

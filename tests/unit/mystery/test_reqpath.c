@@ -575,7 +575,8 @@ static void coin_model(lp_causal *m, uint32_t S)
 /* Thousands of random requests of up to 90 segments (one word of 64 and more) over
  * models of up to 100 segments (ids past 64 too), with unknown and repeated segments,
  * zero-length segments, equal starts and some negative durations: the reduced edges
- * and the violations equal those of the pair-by-pair rules. */
+ * and the violations equal those of the pair-by-pair rules, and the path that of a
+ * scan of every earlier position for each step back. */
 static void test_pairs_differential(void)
 {
     static uint8_t E[DMAX][DMAX], R[DMAX][DMAX];
@@ -625,6 +626,29 @@ static void test_pairs_differential(void)
                         implied = E[i][k] && R[k][j];
                     ok = lp_reqpath_edge(&p, i, j) == (E[i][j] && !implied);
                 }
+            /* the path by a scan of every earlier position (the walk before predecessor
+             * rows): the latest-ending sink on a longest path, then back */
+            uint32_t v = UINT32_MAX, opath[DMAX], onp = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                int sink = 1;
+                for (uint32_t j = 0; j < n && sink; j++)
+                    sink = !lp_reqpath_edge(&p, i, j);
+                if (sink && p.cpstart[i] + p.dur[i] == p.cp && (v == UINT32_MAX || p.end[i] > p.end[v]))
+                    v = i;
+            }
+            while (v != UINT32_MAX) {
+                opath[onp++] = v;
+                uint32_t best = UINT32_MAX;
+                for (uint32_t i = 0; i < v; i++)
+                    if (lp_reqpath_edge(&p, i, v) && p.cpstart[i] + p.dur[i] == p.cpstart[v] &&
+                        (best == UINT32_MAX || p.end[i] > p.end[best] ||
+                         (p.end[i] == p.end[best] && p.task[i] != p.task[v] && p.task[best] == p.task[v])))
+                        best = i;
+                v = best;
+            }
+            ok = ok && p.npath == onp;
+            for (uint32_t k = 0; ok && k < onp; k++)
+                ok = p.path[k] == opath[onp - 1 - k];
             if (!ok && mism++ < 5)
                 fprintf(stderr, "pairs mismatch: model %d request %d (n %u, S %u): violations %u vs %u\n", mi, it,
                         n, S, p.violations, viol);
