@@ -4,8 +4,10 @@
  * Everything is in the request's order (sorted by start, end, topological position,
  * id), so edges only go forward and one pass in each direction computes the longest
  * paths. Rows are bitsets of ceil(n / 64) words: building the edges tests each pair
- * once against the model's bits, the transitive reduction ORs the reach sets of each
- * vertex's successors (reverse order), and the path walks use the reduced rows.
+ * once against the model's bits (64 pairs at a time for a request of at most 64
+ * segments with ids below 64: build_edges_small), the transitive reduction ORs the
+ * reach sets of each vertex's successors (reverse order), and the path walks use the
+ * reduced rows.
  * Zero-length segments at one instant tie in the sort; within such a block the order
  * is re-derived topologically from the edges between its members (task order and the
  * model), lowest key first, so task-order edges never point backwards.
@@ -14,6 +16,9 @@
 #include "longpole/base/alloc.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 void lp_reqpath_init(lp_reqpath *p) { memset(p, 0, sizeof *p); }
 
@@ -266,6 +271,125 @@ static void build_edges(lp_reqpath *p, const lp_causal *m, size_t n, uint32_t W)
     }
 }
 
+/* One step of transpose64: swap the off-diagonal j x j blocks of each 2j x 2j block
+ * on the diagonal (rows k and k + j, the bits of mask and those j above them). For
+ * j >= 2 two consecutive rows go together (SSE2, where there is SSE2). */
+static inline void transpose_step(uint64_t a[64], unsigned j, uint64_t mask)
+{
+#if defined(__SSE2__)
+    if (j >= 2) {
+        const __m128i M = _mm_set1_epi64x((long long)mask);
+        for (unsigned b = 0; b < 64; b += 2 * j)
+            for (unsigned k = b; k < b + j; k += 2) {
+                __m128i *pa = (__m128i *)(void *)(a + k), *pb = (__m128i *)(void *)(a + k + j);
+                __m128i x = _mm_loadu_si128(pa), y = _mm_loadu_si128(pb);
+                __m128i t = _mm_and_si128(_mm_xor_si128(_mm_srli_epi64(x, (int)j), y), M);
+                _mm_storeu_si128(pb, _mm_xor_si128(y, t));
+                _mm_storeu_si128(pa, _mm_xor_si128(x, _mm_slli_epi64(t, (int)j)));
+            }
+        return;
+    }
+#endif
+    for (unsigned b = 0; b < 64; b += 2 * j)
+        for (unsigned k = b; k < b + j; k++) {
+            uint64_t t = ((a[k] >> j) ^ a[k + j]) & mask;
+            a[k + j] ^= t;
+            a[k] ^= t << j;
+        }
+}
+
+/* Transpose a 64 x 64 bit matrix in place (bit b of a[r] is element (r, b)): swap the
+ * off-diagonal blocks of 32, then of 16 in each, ... down to single bits. */
+static void transpose64(uint64_t a[64])
+{
+    transpose_step(a, 32, 0x00000000FFFFFFFFULL);
+    transpose_step(a, 16, 0x0000FFFF0000FFFFULL);
+    transpose_step(a, 8, 0x00FF00FF00FF00FFULL);
+    transpose_step(a, 4, 0x0F0F0F0F0F0F0F0FULL);
+    transpose_step(a, 2, 0x3333333333333333ULL);
+    transpose_step(a, 1, 0x5555555555555555ULL);
+}
+
+/* build_edges for a small request (at most 64 segments, every segment id below 64,
+ * no negative duration: the usual case), word-parallel. The model's rows of the
+ * request's segments are gathered (rows by position, then transposed, gathered by
+ * position again and transposed back), which gives for each position i the bits, over
+ * positions j, of seen(si, sj), hb(si, sj), hb(sj, si) and mx(si, sj); the rules of
+ * build_edges then apply to 64 pairs at once. Positions are sorted by start, so the
+ * j with i ending by j's start are a suffix (found by bisection); j (> i) ends by i's
+ * start only when both start at that instant and j has no length. Same edges and
+ * violations as build_edges (tests/unit/mystery/test_reqpath.c). */
+static void build_edges_small(lp_reqpath *p, const lp_causal *m, uint32_t n)
+{
+    uint64_t L[3][64], B[3][64], pm[64], gt[65];
+    const uint64_t *rows[3] = {m->seen, m->hb, m->mx};
+    const uint32_t MW = m->words;
+    const uint32_t *seg = p->seg;
+    const int64_t *start = p->start, *end = p->end;
+    memset(pm, 0, sizeof pm);
+    for (uint32_t i = 0; i < n; i++)
+        if (seg[i] != LP_CAUSAL_NONE)
+            pm[seg[i]] |= 1ULL << i;
+    gt[64] = 0; /* gt[s]: positions whose segment id is above s */
+    for (uint32_t s = 64; s-- > 0;)
+        gt[s] = gt[s + 1] | (s < 63 ? pm[s + 1] : 0);
+    for (int x = 0; x < 3; x++) {
+        for (uint32_t i = 0; i < 64; i++)
+            L[x][i] = i < n && seg[i] != LP_CAUSAL_NONE ? rows[x][(size_t)seg[i] * MW] : 0;
+        transpose64(L[x]); /* L[x][b] bit i: M(si, b) */
+        for (uint32_t j = 0; j < 64; j++)
+            B[x][j] = j < n && seg[j] != LP_CAUSAL_NONE ? L[x][seg[j]] : 0;
+        memcpy(L[x], B[x], sizeof L[x]); /* B[x][j] bit i: M(si, sj) */
+        transpose64(L[x]);                /* L[x][i] bit j: M(si, sj) */
+    }
+    uint64_t *S = p->succ;
+    uint32_t viol = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t row = 0;
+        if (p->next[i] != UINT32_MAX && p->next[i] > i)
+            row = 1ULL << p->next[i];
+        const uint32_t si = seg[i];
+        if (si != LP_CAUSAL_NONE && i + 1 < n) {
+            const uint64_t later = ~0ULL << (i + 1); /* i + 1 < n <= 64 */
+            const uint64_t ab = L[1][i], ba = B[1][i], mx = L[2][i];
+            const uint64_t rel = L[0][i] & later & ~pm[si] & (ab | ba | mx);
+            const uint64_t excl = ~ab & ~ba & mx;
+            const uint64_t before = (ab & (~ba | gt[si])) | excl;
+            /* fwd: the first j > i starting at or after i's end, and all after it */
+            const int64_t ei = end[i], st_i = start[i];
+            uint32_t lo = i + 1, hi = n;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (start[mid] >= ei)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            const uint64_t fwd = lo < 64 ? ~0ULL << lo : 0;
+            uint64_t back = 0;
+            for (uint32_t j = i + 1; j < n && start[j] <= st_i; j++)
+                if (end[j] <= st_i)
+                    back |= 1ULL << j;
+            const uint64_t edge = rel & before & fwd;
+            row |= edge;
+            viol += popcount64(rel & ~edge & ~(((before & excl) | ~before) & back));
+        }
+        S[i] = row;
+    }
+    p->violations += viol;
+}
+
+/* Whether build_edges_small applies. */
+static int small_request(const lp_reqpath *p, uint32_t n)
+{
+    if (n > 64)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if ((p->seg[i] != LP_CAUSAL_NONE && p->seg[i] >= 64) || p->end[i] < p->start[i])
+            return 0;
+    return 1;
+}
+
 /* Transitive reduction: reverse order, reach = succ | reach of succ. */
 static lp_status reduce(lp_reqpath *p, lp_error *err)
 {
@@ -352,6 +476,18 @@ static void longest(lp_reqpath *p)
     }
 }
 
+/* The predecessor i of v that the path takes so far (best, or UINT32_MAX), given i:
+ * on a longest path into v, latest-ending, then one in another task than v. */
+static inline uint32_t path_pick(const lp_reqpath *p, uint32_t i, uint32_t v, uint32_t best)
+{
+    if (p->cpstart[i] + p->dur[i] != p->cpstart[v])
+        return best;
+    if (best == UINT32_MAX || p->end[i] > p->end[best] ||
+        (p->end[i] == p->end[best] && p->task[i] != p->task[v] && p->task[best] == p->task[v]))
+        return i;
+    return best;
+}
+
 /* The path: the latest-ending sink on a longest path, then back. */
 static void walk_path(lp_reqpath *p)
 {
@@ -369,19 +505,26 @@ static void walk_path(lp_reqpath *p)
         if (v == UINT32_MAX || p->end[i] > p->end[v])
             v = i;
     }
+    /* one word a row: the predecessors of each position as a row (S transposed), so the
+     * walk visits only them, in the same (increasing) order as the scan below */
+    uint64_t pred[64];
+    if (W == 1) {
+        for (uint32_t i = 0; i < 64; i++)
+            pred[i] = i < n ? S[i] : 0;
+        transpose64(pred);
+    }
     uint32_t np = 0;
     while (v != UINT32_MAX) {
         p->path[np++] = v;
         p->oncp[v] = 1;
         uint32_t best = UINT32_MAX;
-        for (uint32_t i = 0; i < v; i++) {
-            if (!((S[(size_t)i * W + (v >> 6)] >> (v & 63)) & 1))
-                continue;
-            if (p->cpstart[i] + p->dur[i] != p->cpstart[v])
-                continue;
-            if (best == UINT32_MAX || p->end[i] > p->end[best] ||
-                (p->end[i] == p->end[best] && p->task[i] != p->task[v] && p->task[best] == p->task[v]))
-                best = i;
+        if (W == 1) {
+            for (uint64_t bits = pred[v] & ((1ULL << v) - 1); bits; bits &= bits - 1) /* v < n <= 64 */
+                best = path_pick(p, (uint32_t)__builtin_ctzll(bits), v, best);
+        } else {
+            for (uint32_t i = 0; i < v; i++)
+                if ((S[(size_t)i * W + (v >> 6)] >> (v & 63)) & 1)
+                    best = path_pick(p, i, v, best);
         }
         v = best;
     }
@@ -413,7 +556,10 @@ lp_status lp_reqpath_solve(lp_reqpath *p, const lp_causal *m, size_t n, const ui
     if (st)
         return st;
     permute(p, m, n, seg, task, start, end);
-    build_edges(p, m, n, W);
+    if (small_request(p, (uint32_t)n))
+        build_edges_small(p, m, (uint32_t)n);
+    else
+        build_edges(p, m, n, W);
     if ((st = reduce(p, err)))
         return st;
     longest(p);

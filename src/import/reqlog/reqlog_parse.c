@@ -330,8 +330,9 @@ int rl_parse_time(const char *s, size_t n, int64_t scale, int iso, int64_t *out,
                 break;
             v = v * 10 + d;
         }
-        if (i == n && v <= (uint64_t)INT64_MAX / (uint64_t)scale) {
-            *out = (int64_t)(v * (uint64_t)scale);
+        uint64_t ns; /* v * scale without a division (v <= INT64_MAX / scale, as below) */
+        if (i == n && !__builtin_mul_overflow(v, (uint64_t)scale, &ns) && ns <= (uint64_t)INT64_MAX) {
+            *out = (int64_t)ns;
             return 0;
         }
     }
@@ -830,6 +831,83 @@ typedef struct rec {
     int64_t scale;           /* time scale (JSON key suffix may set it) */
 } rec;
 
+/* A well-formed record's row: the request, host, task and event interned (in this
+ * order: local ids are numbered by first appearance), the point, the row, the
+ * attributes. v and n are indexed by role; r gives the attributes (NULL: none). */
+static int put_row(rl_shard *sh, const char *const *v, const size_t *n, int64_t t, int64_t seq, const rec *r,
+                   uint64_t line)
+{
+    const rl_layout *L = sh->lay;
+    uint32_t req, host, task, ev, pt;
+    lp_str hs, ts, es;
+    if (intern_req(sh, v[LP_RL_REQUEST], n[LP_RL_REQUEST], &req))
+        return -1;
+    if (L->have[LP_RL_HOST]) {
+        if (intern_name(sh, v[LP_RL_HOST], n[LP_RL_HOST], &hs))
+            return -1;
+    } else if (lp_strtab_intern(&sh->names, L->host, strlen(L->host), &hs)) {
+        return -1;
+    }
+    if (intern_name(sh, v[LP_RL_TASK], n[LP_RL_TASK], &ts) || intern_name(sh, v[LP_RL_EVENT], n[LP_RL_EVENT], &es))
+        return -1;
+    host = hs, task = ts, ev = es;
+    if (hs >= sh->capishost) {
+        size_t nc = (hs + 1) * 2;
+        uint8_t *x = lp_realloc(sh->ishost, nc);
+        if (!x)
+            return -1;
+        memset(x + sh->capishost, 0, nc - sh->capishost);
+        sh->ishost = x;
+        sh->capishost = nc;
+    }
+    sh->ishost[hs] = 1;
+    if (intern_point(sh, task, ev, &pt))
+        return -1;
+    if (sh->nrows == sh->caprows) {
+        void *p = sh->rows;
+        size_t cap = sh->caprows;
+        if (lp_grow(&p, &cap, sh->nrows + 1, sizeof *sh->rows))
+            return -1;
+        sh->rows = p;
+        sh->caprows = cap;
+    }
+    if (L->have[LP_RL_SEQ] && sh->nrows == sh->capseq) {
+        void *p = sh->seq;
+        size_t cap = sh->capseq;
+        if (lp_grow(&p, &cap, sh->nrows + 1, sizeof *sh->seq))
+            return -1;
+        sh->seq = p;
+        sh->capseq = cap;
+    }
+    lp_reqrow *w = &sh->rows[sh->nrows];
+    w->time = t;
+    w->point = pt;
+    w->host = host;
+    w->seg = req;
+    w->src = 0;
+    if (L->have[LP_RL_SEQ])
+        sh->seq[sh->nrows] = seq;
+    sh->nrows++;
+    for (unsigned a = 0; r && a < sh->opts->nattr; a++) {
+        if (!r->av[a] || r->an[a] == 0)
+            continue;
+        lp_str vs;
+        if (lp_strtab_intern(&sh->names, r->av[a], r->an[a], &vs))
+            return -1;
+        if (sh->nav == sh->capav) {
+            void *p = sh->av;
+            size_t cap = sh->capav;
+            if (lp_grow(&p, &cap, sh->nav + 1, sizeof *sh->av))
+                return -1;
+            sh->av = p;
+            sh->capav = cap;
+        }
+        sh->av[sh->nav++] = (rl_attrv){req, a, vs, line};
+    }
+    return 0;
+}
+
+
 /* Turn a record into a row; malformed records are reported (and their request marked). */
 static int emit(rl_shard *sh, const rec *r, uint64_t line)
 {
@@ -874,74 +952,7 @@ static int emit(rl_shard *sh, const rec *r, uint64_t line)
             return -1;
         return 0;
     }
-    uint32_t req, host, task, ev, pt;
-    lp_str hs, ts, es;
-    if (intern_req(sh, r->v[LP_RL_REQUEST], r->n[LP_RL_REQUEST], &req))
-        return -1;
-    if (L->have[LP_RL_HOST]) {
-        if (intern_name(sh, r->v[LP_RL_HOST], r->n[LP_RL_HOST], &hs))
-            return -1;
-    } else if (lp_strtab_intern(&sh->names, L->host, strlen(L->host), &hs)) {
-        return -1;
-    }
-    if (intern_name(sh, r->v[LP_RL_TASK], r->n[LP_RL_TASK], &ts) ||
-        intern_name(sh, r->v[LP_RL_EVENT], r->n[LP_RL_EVENT], &es))
-        return -1;
-    host = hs, task = ts, ev = es;
-    if (hs >= sh->capishost) {
-        size_t nc = (hs + 1) * 2;
-        uint8_t *x = lp_realloc(sh->ishost, nc);
-        if (!x)
-            return -1;
-        memset(x + sh->capishost, 0, nc - sh->capishost);
-        sh->ishost = x;
-        sh->capishost = nc;
-    }
-    sh->ishost[hs] = 1;
-    if (intern_point(sh, task, ev, &pt))
-        return -1;
-    if (sh->nrows == sh->caprows) {
-        void *p = sh->rows;
-        size_t cap = sh->caprows;
-        if (lp_grow(&p, &cap, sh->nrows + 1, sizeof *sh->rows))
-            return -1;
-        sh->rows = p;
-        sh->caprows = cap;
-    }
-    if (L->have[LP_RL_SEQ] && sh->nrows == sh->capseq) {
-        void *p = sh->seq;
-        size_t cap = sh->capseq;
-        if (lp_grow(&p, &cap, sh->nrows + 1, sizeof *sh->seq))
-            return -1;
-        sh->seq = p;
-        sh->capseq = cap;
-    }
-    lp_reqrow *w = &sh->rows[sh->nrows];
-    w->time = t;
-    w->point = pt;
-    w->host = host;
-    w->seg = req;
-    w->src = 0;
-    if (L->have[LP_RL_SEQ])
-        sh->seq[sh->nrows] = seq;
-    sh->nrows++;
-    for (unsigned a = 0; a < sh->opts->nattr; a++) {
-        if (!r->av[a] || r->an[a] == 0)
-            continue;
-        lp_str vs;
-        if (lp_strtab_intern(&sh->names, r->av[a], r->an[a], &vs))
-            return -1;
-        if (sh->nav == sh->capav) {
-            void *p = sh->av;
-            size_t cap = sh->capav;
-            if (lp_grow(&p, &cap, sh->nav + 1, sizeof *sh->av))
-                return -1;
-            sh->av = p;
-            sh->capav = cap;
-        }
-        sh->av[sh->nav++] = (rl_attrv){req, a, vs, line};
-    }
-    return 0;
+    return put_row(sh, r->v, r->n, t, seq, r, line);
 }
 
 static int csv_record(rl_shard *sh, const char *const *f, const size_t *fl, int nf, uint64_t line);
@@ -981,6 +992,31 @@ static int csv_record(rl_shard *sh, const char *const *f, const size_t *fl, int 
         r.an[a] = c >= 0 && c < nf ? fl[c] : 0;
     }
     return emit(sh, &r, line);
+}
+
+/* csv_record for a layout with every role but seq in a column and no attributes (the
+ * usual log): a line whose fields are all there, none empty, and whose time reads goes
+ * straight to put_row, without a record to fill and check; any other line goes
+ * through csv_record, which reports it (same rows and diagnostics either way). */
+static int csv_plain_record(rl_shard *sh, const char *const *f, const size_t *fl, int nf, uint64_t line)
+{
+    const rl_layout *L = sh->lay;
+    if (nf >= L->ncols) {
+        const char *v[LP_RL_NROLES];
+        size_t n[LP_RL_NROLES];
+        v[LP_RL_REQUEST] = f[L->col[LP_RL_REQUEST]], n[LP_RL_REQUEST] = fl[L->col[LP_RL_REQUEST]];
+        v[LP_RL_HOST] = f[L->col[LP_RL_HOST]], n[LP_RL_HOST] = fl[L->col[LP_RL_HOST]];
+        v[LP_RL_TIME] = f[L->col[LP_RL_TIME]], n[LP_RL_TIME] = fl[L->col[LP_RL_TIME]];
+        v[LP_RL_EVENT] = f[L->col[LP_RL_EVENT]], n[LP_RL_EVENT] = fl[L->col[LP_RL_EVENT]];
+        v[LP_RL_TASK] = f[L->col[LP_RL_TASK]], n[LP_RL_TASK] = fl[L->col[LP_RL_TASK]];
+        v[LP_RL_SEQ] = NULL, n[LP_RL_SEQ] = 0;
+        int64_t t;
+        const char *why;
+        if (n[LP_RL_REQUEST] && n[LP_RL_HOST] && n[LP_RL_TIME] && n[LP_RL_EVENT] && n[LP_RL_TASK] &&
+            rl_parse_time(v[LP_RL_TIME], n[LP_RL_TIME], L->scale, L->iso, &t, &why) == 0)
+            return put_row(sh, v, n, t, 0, NULL, line);
+    }
+    return csv_record(sh, f, fl, nf, line);
 }
 
 /* One JSON object per line. */
@@ -1290,6 +1326,8 @@ static int csv_fast(rl_shard *sh, reader *r, const char **f, size_t *fl, uint64_
     const char *const buf = r->buf;
     const size_t len = r->len;
     size_t pos = r->pos;
+    const int plainrec = L->have[LP_RL_REQUEST] && L->have[LP_RL_HOST] && L->have[LP_RL_TIME] &&
+                         L->have[LP_RL_EVENT] && L->have[LP_RL_TASK] && !L->have[LP_RL_SEQ] && sh->opts->nattr == 0;
 #if defined(__SSE2__)
     const __m128i D = _mm_set1_epi8(delim), NL = _mm_set1_epi8('\n');
 #endif
@@ -1349,7 +1387,7 @@ static int csv_fast(rl_shard *sh, reader *r, const char **f, size_t *fl, uint64_
                 *lastprog = done;
             }
         }
-        if (csv_record(sh, f, fl, k, line)) {
+        if (plainrec ? csv_plain_record(sh, f, fl, k, line) : csv_record(sh, f, fl, k, line)) {
             r->pos = pos;
             return -1;
         }

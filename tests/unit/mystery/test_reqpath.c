@@ -502,11 +502,170 @@ static void test_wide(void)
     lp_causal_release(&m);
 }
 
+/* ---- the word-parallel edges against the pair-by-pair rules --------------------------- */
+
+/* The pair-by-pair edge test lp_reqpath_solve used before its word-parallel form for
+ * small requests (kept here as the twin): on the request's order (p->seg, start, end,
+ * next), the unreduced edges into E (n x n) and the violations. */
+#define DMAX 96
+static uint32_t pair_edges(const lp_reqpath *p, const lp_causal *m, uint8_t E[DMAX][DMAX])
+{
+    uint32_t n = p->n, viol = 0;
+    memset(E, 0, sizeof(uint8_t[DMAX][DMAX]));
+    for (uint32_t i = 0; i < n; i++) {
+        if (p->next[i] != UINT32_MAX && p->next[i] > i)
+            E[i][p->next[i]] = 1;
+        uint32_t si = p->seg[i];
+        if (si == LP_CAUSAL_NONE)
+            continue;
+        for (uint32_t j = i + 1; j < n; j++) {
+            uint32_t sj = p->seg[j];
+            if (sj == LP_CAUSAL_NONE || sj == si)
+                continue;
+            size_t W = m->words;
+            if (!((m->seen[si * W + (sj >> 6)] >> (sj & 63)) & 1))
+                continue;
+            int ab = (int)((m->hb[si * W + (sj >> 6)] >> (sj & 63)) & 1);
+            int ba = (int)((m->hb[sj * W + (si >> 6)] >> (si & 63)) & 1);
+            int before, excl = 0;
+            if (ab)
+                before = !ba || si < sj;
+            else if (ba)
+                before = 0;
+            else if ((m->mx[si * W + (sj >> 6)] >> (sj & 63)) & 1)
+                before = 1, excl = 1;
+            else
+                continue;
+            if (before) {
+                if (p->end[i] <= p->start[j])
+                    E[i][j] = 1;
+                else if (!(excl && p->end[j] <= p->start[i]))
+                    viol++;
+            } else if (!(p->end[j] <= p->start[i])) {
+                viol++;
+            }
+        }
+    }
+    return viol;
+}
+
+/* A model of S segments whose bits are independent coin flips (any combination of
+ * seen, hb both ways and mx; no topological order: ties by id). */
+static void coin_model(lp_causal *m, uint32_t S)
+{
+    lp_error err;
+    lp_causal_init(m, &err);
+    for (uint32_t s = 0; s < S; s++) {
+        char t[16], f[16], e[16];
+        snprintf(t, sizeof t, "t%u", s);
+        snprintf(f, sizeof f, "a%u", s);
+        snprintf(e, sizeof e, "b%u", s);
+        uint32_t id;
+        lp_causal_segment(m, t, f, e, &id, &err);
+        m->seg_count[id] = 1 + rnd(3);
+    }
+    for (uint32_t a = 0; a < S; a++)
+        for (uint32_t b = 0; b < S; b++) {
+            setbit(m->seen, m->words, a, b, rnd(8) != 0);
+            setbit(m->hb, m->words, a, b, rnd(3) == 0);
+            setbit(m->mx, m->words, a, b, rnd(4) == 0);
+        }
+}
+
+/* Thousands of random requests of up to 90 segments (one word of 64 and more) over
+ * models of up to 100 segments (ids past 64 too), with unknown and repeated segments,
+ * zero-length segments, equal starts and some negative durations: the reduced edges
+ * and the violations equal those of the pair-by-pair rules, and the path that of a
+ * scan of every earlier position for each step back. */
+static void test_pairs_differential(void)
+{
+    static uint8_t E[DMAX][DMAX], R[DMAX][DMAX];
+    uint32_t seg[DMAX], task[DMAX];
+    int64_t st[DMAX], en[DMAX];
+    int mism = 0, runs = 0;
+    for (int mi = 0; mi < 60; mi++) {
+        lp_causal m;
+        uint32_t S = mi % 3 == 0 ? 2 + rnd(100) : 2 + rnd(63);
+        coin_model(&m, S);
+        lp_reqpath p;
+        lp_reqpath_init(&p);
+        for (int it = 0; it < 80; it++, runs++) {
+            uint32_t n = it % 4 == 0 ? 1 + rnd(DMAX - 6) : 1 + rnd(64);
+            int64_t span = 1 + (int64_t)rnd(it % 2 ? 30 : 1000);
+            int negok = rnd(20) == 0;
+            uint32_t t = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if (rnd(5) == 0)
+                    t++;
+                task[i] = t;
+                seg[i] = rnd(12) == 0 ? LP_CAUSAL_NONE : rnd(S);
+                st[i] = (int64_t)rnd((unsigned)span);
+                int64_t d = rnd(4) == 0 ? 0 : (int64_t)rnd((unsigned)span);
+                en[i] = negok && rnd(3) == 0 ? st[i] - d : st[i] + d;
+            }
+            lp_error err;
+            if (lp_reqpath_solve(&p, &m, n, seg, task, st, en, &err) != LP_OK) {
+                mism++;
+                continue;
+            }
+            uint32_t viol = pair_edges(&p, &m, E);
+            /* transitive reduction of E: reach in reverse order, drop edges implied */
+            for (uint32_t i = n; i-- > 0;) {
+                for (uint32_t j = 0; j < n; j++)
+                    R[i][j] = E[i][j];
+                for (uint32_t j = i + 1; j < n; j++)
+                    if (E[i][j])
+                        for (uint32_t k = j + 1; k < n; k++)
+                            R[i][k] |= R[j][k];
+            }
+            int ok = p.violations == viol;
+            for (uint32_t i = 0; ok && i < n; i++)
+                for (uint32_t j = 0; ok && j < n; j++) {
+                    int implied = 0;
+                    for (uint32_t k = i + 1; k < j && !implied; k++)
+                        implied = E[i][k] && R[k][j];
+                    ok = lp_reqpath_edge(&p, i, j) == (E[i][j] && !implied);
+                }
+            /* the path by a scan of every earlier position (the walk before predecessor
+             * rows): the latest-ending sink on a longest path, then back */
+            uint32_t v = UINT32_MAX, opath[DMAX], onp = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                int sink = 1;
+                for (uint32_t j = 0; j < n && sink; j++)
+                    sink = !lp_reqpath_edge(&p, i, j);
+                if (sink && p.cpstart[i] + p.dur[i] == p.cp && (v == UINT32_MAX || p.end[i] > p.end[v]))
+                    v = i;
+            }
+            while (v != UINT32_MAX) {
+                opath[onp++] = v;
+                uint32_t best = UINT32_MAX;
+                for (uint32_t i = 0; i < v; i++)
+                    if (lp_reqpath_edge(&p, i, v) && p.cpstart[i] + p.dur[i] == p.cpstart[v] &&
+                        (best == UINT32_MAX || p.end[i] > p.end[best] ||
+                         (p.end[i] == p.end[best] && p.task[i] != p.task[v] && p.task[best] == p.task[v])))
+                        best = i;
+                v = best;
+            }
+            ok = ok && p.npath == onp;
+            for (uint32_t k = 0; ok && k < onp; k++)
+                ok = p.path[k] == opath[onp - 1 - k];
+            if (!ok && mism++ < 5)
+                fprintf(stderr, "pairs mismatch: model %d request %d (n %u, S %u): violations %u vs %u\n", mi, it,
+                        n, S, p.violations, viol);
+        }
+        lp_reqpath_release(&p);
+        lp_causal_release(&m);
+    }
+    CHECK_EQ_I(mism, 0);
+    CHECK_EQ_I(runs, 4800);
+}
+
 int main(void)
 {
     test_random();
     test_ties();
     test_cases();
     test_wide();
+    test_pairs_differential();
     return t_done("test_reqpath");
 }
