@@ -15,6 +15,7 @@
 #include "longpole/analysis/crystalperf/whatif.h"
 #include "longpole/base/alloc.h"
 #include "base/hashmap.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,71 +91,24 @@ typedef struct ev {
 
 typedef struct evheap {
     ev *a;
-    size_t n, cap;
+    uint32_t n;
+    size_t cap;
 } evheap;
+
+static inline int ev_less(ev x, ev y) { return x.t < y.t; }
+static inline int u32_less(uint32_t x, uint32_t y) { return x < y; }
+LP_HEAP_DEFINE(evq, ev, ev_less)
+LP_HEAP_DEFINE(rq, uint32_t, u32_less) /* a min-heap of node indices (recorded order) in a slice of one array */
 
 static int ev_push(evheap *h, ev e)
 {
-    if (lp_grow_at(&h->a, &h->cap, h->n + 1, sizeof *h->a))
+    if (lp_grow_at(&h->a, &h->cap, (size_t)h->n + 1, sizeof *h->a))
         return -1;
-    size_t i = h->n++;
-    while (i && h->a[(i - 1) / 2].t > e.t) {
-        h->a[i] = h->a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->a[i] = e;
+    evq_push(h->a, &h->n, e);
     return 0;
 }
 
-static ev ev_pop(evheap *h)
-{
-    ev top = h->a[0], last = h->a[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && h->a[c + 1].t < h->a[c].t)
-            c++;
-        if (h->a[c].t >= last.t)
-            break;
-        h->a[i] = h->a[c];
-        i = c;
-    }
-    if (h->n)
-        h->a[i] = last;
-    return top;
-}
-
-/* a min-heap of node indices (recorded order) in a slice of one array */
-static void rq_push(uint32_t *a, uint32_t *n, uint32_t x)
-{
-    uint32_t i = (*n)++;
-    while (i && a[(i - 1) / 2] > x) {
-        a[i] = a[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    a[i] = x;
-}
-
-static uint32_t rq_pop(uint32_t *a, uint32_t *n)
-{
-    uint32_t top = a[0], last = a[--*n], i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && a[c + 1] < a[c])
-            c++;
-        if (a[c] >= last)
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    if (*n)
-        a[i] = last;
-    return top;
-}
+static ev ev_pop(evheap *h) { return evq_pop(h->a, &h->n); }
 
 /* ---- the replay ---------------------------------------------------------------------------- */
 

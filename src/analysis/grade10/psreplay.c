@@ -35,6 +35,7 @@
 #include "analysis/grade10/psreplay.h"
 #include "analysis/grade10/g10_int.h"
 #include "longpole/base/alloc.h"
+#include "base/heap.h"
 
 #include <math.h>
 #include <string.h>
@@ -47,37 +48,9 @@ typedef struct hent {
 } hent;
 
 static inline int hless(hent a, hent b) { return a.k < b.k || (a.k == b.k && a.v < b.v); }
+LP_HEAP_DEFINE(hq, hent, hless)
 
-static void hpush(hent *h, uint32_t *n, double k, uint32_t v)
-{
-    uint32_t i = (*n)++;
-    hent e = {k, v};
-    while (i > 0 && hless(e, h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = e;
-}
-
-static hent hpop(hent *h, uint32_t *n)
-{
-    hent top = h[0], e = h[--*n];
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && hless(h[c + 1], h[c]))
-            c++;
-        if (!hless(h[c], e))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = e;
-    return top;
-}
+static void hpush(hent *h, uint32_t *n, double k, uint32_t v) { hq_push(h, n, (hent){k, v}); }
 
 /* One group's state: its virtual clock V at real time tr, active demand D, its heap. */
 typedef struct grp {
@@ -192,13 +165,13 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
         if (T == INFINITY)
             break;
         if (best == UINT32_MAX) {
-            finish(&s, hpop(s.fix, &s.nfix).v, T);
+            finish(&s, hq_pop(s.fix, &s.nfix).v, T);
             continue;
         }
         for (uint32_t k = 0; k < j->ngroups; k++)
             advance(&s, k, T);
         grp *p = &s.gr[best];
-        hent e = hpop(p->h, &p->nh);
+        hent e = hq_pop(p->h, &p->nh);
         p->D -= j->d[g->leaf[e.v]];
         if (!p->nh)
             p->D = 0; /* no drift left over from sums of demands */
