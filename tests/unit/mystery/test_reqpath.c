@@ -29,8 +29,9 @@ static void setbit(uint64_t *rows, uint32_t w, uint32_t a, uint32_t b, int v)
         *x &= ~(1ULL << (b & 63));
 }
 
-/* A model of S segments with random relationships. */
-static void random_model(lp_causal *m, uint32_t S)
+/* An empty model with S segments t<s>:a<s>->b<s>, each seen `count` times (0: 1-3 at
+ * random). */
+static void named_segments(lp_causal *m, uint32_t S, uint32_t count)
 {
     lp_error err;
     lp_causal_init(m, &err);
@@ -41,8 +42,15 @@ static void random_model(lp_causal *m, uint32_t S)
         snprintf(e, sizeof e, "b%u", s);
         uint32_t id;
         lp_causal_segment(m, t, f, e, &id, &err);
-        m->seg_count[id] = 10;
+        m->seg_count[id] = count ? count : 1 + rnd(3);
     }
+}
+
+/* A model of S segments with random relationships. */
+static void random_model(lp_causal *m, uint32_t S)
+{
+    named_segments(m, S, 10);
+    lp_error err;
     uint32_t W = m->words;
     for (uint32_t a = 0; a < S; a++)
         for (uint32_t b = a + 1; b < S; b++) {
@@ -553,17 +561,7 @@ static uint32_t pair_edges(const lp_reqpath *p, const lp_causal *m, uint8_t E[DM
  * seen, hb both ways and mx; no topological order: ties by id). */
 static void coin_model(lp_causal *m, uint32_t S)
 {
-    lp_error err;
-    lp_causal_init(m, &err);
-    for (uint32_t s = 0; s < S; s++) {
-        char t[16], f[16], e[16];
-        snprintf(t, sizeof t, "t%u", s);
-        snprintf(f, sizeof f, "a%u", s);
-        snprintf(e, sizeof e, "b%u", s);
-        uint32_t id;
-        lp_causal_segment(m, t, f, e, &id, &err);
-        m->seg_count[id] = 1 + rnd(3);
-    }
+    named_segments(m, S, 0);
     for (uint32_t a = 0; a < S; a++)
         for (uint32_t b = 0; b < S; b++) {
             setbit(m->seen, m->words, a, b, rnd(8) != 0);
