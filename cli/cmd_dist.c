@@ -55,27 +55,21 @@ int cli_dist_fail(const cli_dist *D, const lp_error *err)
 
 int cli_dist_agree(cli_dist *D, int rc, int *who)
 {
-    /* one word per rank (its status), summed: every rank sees every status, so all pick
-     * the same first failed rank */
-    uint64_t small[64], *w = D->size <= 64 ? small : lp_calloc((size_t)D->size, sizeof *w);
+    /* one word, no allocation (a rank that could not take part would leave the others
+     * waiting): a failed rank r offers (K - r) << 32 | its status, the others 0; the
+     * largest is the first (lowest) failed rank's, with its status */
+    int status = rc < 0 ? LP_EXIT_INTERNAL : rc;
+    uint64_t w = status ? ((uint64_t)(D->size - D->rank) << 32) | (uint32_t)status : 0;
+    int out = 0, first = -1;
     lp_error err;
     lp_error_clear(&err);
-    if (!w) /* cannot take part: the others would wait; MPI's abort is the only way out */
-        return LP_EXIT_NOMEM;
-    memset(w, 0, (size_t)D->size * sizeof *w);
-    w[D->rank] = (uint64_t)(unsigned)(rc < 0 ? LP_EXIT_INTERNAL : rc);
-    int out = 0, first = -1;
-    if (lp_dist_allreduce_u64(D->d, w, (size_t)D->size, LP_DIST_SUM, &err)) {
+    if (lp_dist_allreduce_u64(D->d, &w, 1, LP_DIST_MAX, &err)) {
         cli_dist_fail(D, &err);
         out = LP_EXIT_INTERNAL;
-    } else {
-        for (int r = 0; r < D->size && first < 0; r++)
-            if (w[r])
-                first = r;
-        out = first < 0 ? 0 : (int)w[first];
+    } else if (w) {
+        first = D->size - (int)(w >> 32);
+        out = (int)(uint32_t)w;
     }
-    if (w != small)
-        lp_free(w);
     if (who)
         *who = first;
     return out;

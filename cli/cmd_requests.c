@@ -191,12 +191,14 @@ static int load(requests_args *a, req_run *r, dshard *sh)
         rc = dshard_agree(sh, rc);
     if (rc)
         return rc;
-    if (a->save_model && (!sh || dshard_root(sh))) {
-        if (lp_causal_save(&r->m, a->save_model, &err))
-            return cli_fail("requests", &err);
-        reqcli_mark(&a->rq, "write");
+    if (a->save_model && (!sh || dshard_root(sh))) { /* rank 0 writes the model */
+        rc = lp_causal_save(&r->m, a->save_model, &err) ? cli_fail("requests", &err) : 0;
+        if (!rc)
+            reqcli_mark(&a->rq, "write");
     }
-    return 0;
+    if (sh) /* the others wait for it: the paths after this are collective */
+        rc = dshard_agree(sh, rc);
+    return rc;
 }
 
 /* --request ID: one request's segments and path. */

@@ -26,6 +26,13 @@ static void print_issues(FILE *out, const lp_g10_attr *a, const lp_g10_issues *i
         rep += is->v[i].reported != 0;
     fprintf(out, "issues (replayed; reported above %.1f%% of the makespan): %zu of %zu candidates\n",
             100 * is->threshold, rep, is->n);
+    if (is->ps_groups && is->ps_rejected) { /* contended, but the sharing model did not reproduce the run */
+        char r0[32], r1[32];
+        fprintf(out, "  processor sharing not used: its replay of the recorded work (%s) is not within %.0f%% of the "
+                     "recorded durations' replay (%s); imbalance and outlier gains are the fixed-duration ones\n",
+                is->ps_baseline < 0 ? "incomplete" : lp_fmt_dur(is->ps_baseline, r0, sizeof r0), 100 * LP_G10_PS_TOL,
+                lp_fmt_dur(is->baseline, r1, sizeof r1));
+    }
     uint64_t shown = 0;
     for (size_t i = 0; i < is->n && (!top || shown < top); i++) {
         const lp_g10_issue *v = &is->v[i];

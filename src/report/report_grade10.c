@@ -34,7 +34,12 @@ static void issues(lp_html *h, const lp_g10_attr *a, const lp_g10_issues *is)
     lp_html_printf(h, "<h3>Issues</h3>\n<p>The run replayed with each issue fixed (§III-F): recorded makespan %s, "
                       "replayed %s; issues gaining at least %.1f%% are reported.</p>\n",
                    lp_fmt_dur(is->recorded, d1, sizeof d1), lp_fmt_dur(is->baseline, d2, sizeof d2), 100 * is->threshold);
-    if (is->ps_groups) /* only when contended: other reports are unchanged */
+    if (is->ps_groups && is->ps_rejected)
+        lp_html_printf(h, "<p>The cores were contended, but processor sharing was <b>not used</b>: its replay of the "
+                          "recorded work is not within %.0f%% of the recorded durations' replay, so the imbalance and "
+                          "outlier gains are the fixed-duration ones.</p>\n",
+                       100 * LP_G10_PS_TOL);
+    else if (is->ps_groups) /* only when contended: other reports are unchanged */
         lp_html_printf(h, "<p>Imbalance and outlier issues marked <i>processor sharing</i> were replayed with the "
                           "work of %llu Exact phases sharing the cores (capacity %g at a share of %.3f): that replay "
                           "of the recorded work takes %s, and their gains are against it.</p>\n",

@@ -171,7 +171,14 @@ static void issues(lp_jsonw *j, const lp_g10_attr *a, const lp_g10_issues *is)
     if (is->ps_groups) { /* only when contended: the output of other runs is unchanged */
         lp_jsonw_key(j, "processor_sharing");
         lp_jsonw_obj(j);
-        lp_jsonw_kdbl(j, "replayed_s", sec(is->ps_baseline));
+        lp_jsonw_kbool(j, "used", !is->ps_rejected);
+        if (is->ps_baseline >= 0)
+            lp_jsonw_kdbl(j, "replayed_s", sec(is->ps_baseline));
+        else {
+            lp_jsonw_key(j, "replayed_s");
+            lp_jsonw_null(j);
+        }
+        lp_jsonw_kdbl(j, "tolerance", LP_G10_PS_TOL);
         lp_jsonw_ku64(j, "timelines", is->ps_groups);
         lp_jsonw_ku64(j, "leaves", is->ps_leaves);
         lp_jsonw_kdbl(j, "capacity", is->ps_capacity);

@@ -67,12 +67,31 @@ typedef struct sim {
     uint32_t nfix;
     grp *gr;
     double *tstart, *tend, last;
+    uint32_t ndone;          /* nodes finished */
 } sim;
 
-size_t g10_ps_scratch_size(const g10_ps_dag *g, uint32_t ngroups)
+/* The jobs of each group (cnt[ngroups], zeroed here): its heap's room. */
+static size_t group_jobs(const g10_ps_dag *g, const g10_ps_jobs *j, uint32_t *cnt)
+{
+    size_t all = 0;
+    for (uint32_t k = 0; cnt && k < j->ngroups; k++)
+        cnt[k] = 0;
+    for (uint32_t v = 0; v < g->n; v++) {
+        uint32_t l = g->leaf[v];
+        if (l != UINT32_MAX && j->grp[l] != UINT32_MAX) {
+            all++;
+            if (cnt)
+                cnt[j->grp[l]]++;
+        }
+    }
+    return all;
+}
+
+size_t g10_ps_scratch_size(const g10_ps_dag *g, const g10_ps_jobs *j)
 {
     size_t n = (size_t)g->n + 1;
-    return n * 2 * sizeof(uint32_t) + n * (1 + (size_t)ngroups) * sizeof(hent) + (ngroups + 1) * sizeof(grp) + 16;
+    return n * 2 * sizeof(uint32_t) + (n + group_jobs(g, j, NULL) + j->ngroups) * sizeof(hent) +
+           ((size_t)j->ngroups + 1) * sizeof(grp) + (size_t)j->ngroups * sizeof(uint32_t) + 16;
 }
 
 static inline double speed(const g10_ps_jobs *j, uint32_t g, double D)
@@ -119,6 +138,7 @@ static void finish(sim *s, uint32_t v, double T)
         uint32_t u = s->stack[--ns];
         if (s->tend)
             s->tend[u] = T;
+        s->ndone++;
         if (T > s->last)
             s->last = T;
         for (uint32_t e = s->g->first[u]; e < s->g->first[u + 1]; e++)
@@ -131,11 +151,15 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
 {
     size_t n = (size_t)g->n + 1;
     char *b = scratch;
-    sim s = {g, j, NULL, NULL, NULL, 0, NULL, tstart, tend, 0};
+    sim s = {g, j, NULL, NULL, NULL, 0, NULL, tstart, tend, 0, 0};
     s.fix = (void *)b, b += n * sizeof(hent);
     s.gr = (void *)b, b += (j->ngroups + 1) * sizeof(grp);
-    for (uint32_t k = 0; k < j->ngroups; k++)
-        s.gr[k] = (grp){0, 0, 0, (void *)b, 0}, b += n * sizeof(hent);
+    uint32_t *cnt = (void *)b;
+    b += (size_t)j->ngroups * sizeof(uint32_t);
+    b += (8 - (uintptr_t)b % 8) % 8; /* hent holds a double */
+    group_jobs(g, j, cnt);
+    for (uint32_t k = 0; k < j->ngroups; k++) /* each group's heap: room for its jobs */
+        s.gr[k] = (grp){0, 0, 0, (void *)b, 0}, b += ((size_t)cnt[k] + 1) * sizeof(hent);
     s.pend = (void *)b, b += n * sizeof(uint32_t);
     s.stack = (void *)b;
     memset(s.pend, 0, n * sizeof *s.pend);
@@ -177,7 +201,7 @@ double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, doub
             p->D = 0; /* no drift left over from sums of demands */
         finish(&s, e.v, T);
     }
-    return s.last;
+    return s.ndone == g->n ? s.last : NAN; /* NAN: some node never finished (no progress) */
 }
 
 /* ---- the issues under processor sharing -------------------------------------------- */
@@ -215,7 +239,8 @@ static int contended(const lp_g10_tl *tl, double *S)
         l_sum += len, sh += len * (x < 1 ? x : 1);
     }
     *S = tl->f && tl->contended_s > 0 && l_sum > 0 ? sh / l_sum : 1;
-    return K > 0 && (over || *S < 1);
+    /* threads that got (almost) nothing of what they were ready to use: no rate to share */
+    return K > 0 && *S > 1e-6 && (over || *S < 1);
 }
 
 static lp_status plan_build(const lp_g10_attr *a, psplan *pl, lp_error *err)
@@ -274,6 +299,8 @@ static int64_t ps_replay(const lp_g10_replay *rp, psplan *pl, const int64_t *v, 
     g10_ps_dag g = {rp->nnodes, rp->first, rp->succ, rp->leaf};
     g10_ps_jobs j = {pl->q, pl->d, pl->grp, pl->ng, pl->K, pl->S};
     double last = g10_ps_run(&g, &j, scr, ts, te);
+    if (isnan(last))
+        return -1;
     for (uint32_t i = 0, c = x->n; sp && i < x->n; i++) {
         double s0 = ts[rp->pos[i]], e0 = x->size[i] > 1 ? te[rp->pos[c]] : te[rp->pos[i]];
         sp[i] = pl->grp[i] != UINT32_MAX ? v[i] : (int64_t)llround(e0 - s0);
@@ -291,23 +318,26 @@ static lp_status ps_candidate(const lp_g10_replay *rp, psplan *pl, lp_g10_issues
     const lp_g10_exec *x = rp->x;
     memcpy(dur, pl->q0, x->n * sizeof *dur);
     lp_status st;
-    if (v->kind == LP_G10_ISSUE_IMBALANCE) {
-        st = lp_g10_without_imbalance(x, v->type, sp, dur, &v->phases, err);
-    } else {
-        lp_g10_issue o = *v;
-        st = lp_g10_without_outliers(x, v->type, sp, dur, &o, err);
-        v->phases = o.phases, v->instances = o.instances, v->key = o.key, v->key_count = o.key_count;
-    }
+    lp_g10_issue c = *v; /* committed only if its replay completes */
+    if (c.kind == LP_G10_ISSUE_IMBALANCE)
+        st = lp_g10_without_imbalance(x, c.type, sp, dur, &c.phases, err);
+    else
+        st = lp_g10_without_outliers(x, c.type, sp, dur, &c, err);
     if (st)
         return st;
-    v->saved_ns = 0;
+    c.saved_ns = 0;
     for (uint32_t i = 0; i < x->n; i++)
-        v->saved_ns += x->size[i] == 1 ? pl->q0[i] - dur[i] : 0;
-    v->makespan = ps_replay(rp, pl, dur, scr, ts, te, NULL);
-    v->gain_ns = is->ps_baseline - v->makespan;
-    v->gain = is->ps_baseline > 0 ? (double)v->gain_ns / (double)is->ps_baseline : 0;
-    v->reported = v->gain_ns > 0 && v->gain >= is->threshold;
-    v->ps = 1;
+        c.saved_ns += x->size[i] == 1 ? pl->q0[i] - dur[i] : 0;
+    if (c.saved_ns < 0) /* the imbalance fix keeps the total: only its rounding is left */
+        c.saved_ns = 0;
+    c.makespan = ps_replay(rp, pl, dur, scr, ts, te, NULL);
+    if (c.makespan < 0)
+        return LP_OK; /* no progress (cannot happen with S > 0): the fixed-duration estimate stays */
+    c.gain_ns = is->ps_baseline - c.makespan;
+    c.gain = is->ps_baseline > 0 ? (double)c.gain_ns / (double)is->ps_baseline : 0;
+    c.reported = c.gain_ns > 0 && c.gain >= is->threshold;
+    c.ps = 1;
+    *v = c;
     return LP_OK;
 }
 
@@ -334,15 +364,21 @@ lp_status g10_ps_issues(const lp_g10_attr *a, lp_g10_issues *is, lp_error *err)
         sp = lp_malloc(((size_t)x->n + 1) * sizeof *sp), dur = lp_malloc(((size_t)x->n + 1) * sizeof *dur);
         ts = lp_malloc(((size_t)rp.nnodes + 1) * sizeof *ts), te = lp_malloc(((size_t)rp.nnodes + 1) * sizeof *te);
         g10_ps_dag g = {rp.nnodes, rp.first, rp.succ, rp.leaf};
-        scr = lp_malloc(g10_ps_scratch_size(&g, pl.ng));
+        g10_ps_jobs j = {pl.q, pl.d, pl.grp, pl.ng, pl.K, pl.S};
+        scr = lp_malloc(g10_ps_scratch_size(&g, &j));
         if (!sp || !dur || !ts || !te || !scr)
             st = nomem(err);
     }
     if (!st) {
         is->ps_baseline = ps_replay(&rp, &pl, pl.q0, scr, ts, te, sp);
         is->ps_groups = pl.ng, is->ps_leaves = pl.jobs, is->ps_capacity = pl.K[0], is->ps_share = pl.S[0];
+        /* the model must reproduce the run before it may say what a change would gain:
+         * its replay of the recorded work within LP_G10_PS_TOL of the recorded
+         * durations' replay, else the fixed-duration estimates stay (said so) */
+        double off = is->baseline > 0 ? fabs((double)(is->ps_baseline - is->baseline)) / (double)is->baseline : 1;
+        is->ps_rejected = is->ps_baseline < 0 || !(off <= LP_G10_PS_TOL);
     }
-    for (size_t i = 0; !st && i < is->n; i++)
+    for (size_t i = 0; !st && !is->ps_rejected && i < is->n; i++)
         if (is->v[i].kind != LP_G10_ISSUE_BOTTLENECK)
             st = ps_candidate(&rp, &pl, is, &is->v[i], sp, dur, scr, ts, te, err);
     lp_free(sp), lp_free(dur), lp_free(ts), lp_free(te), lp_free(scr);

@@ -27,9 +27,10 @@ typedef struct g10_ps_jobs {
 
 /* Event-driven fluid replay from time 0: each node's start (its time once every
  * predecessor has finished) into tstart[n], each node's finish into tend[n] (either
- * may be NULL; scratch must hold g10_ps_scratch_size(g) bytes). Returns the latest
- * finish. */
-size_t g10_ps_scratch_size(const g10_ps_dag *g, uint32_t ngroups);
+ * may be NULL; scratch must hold g10_ps_scratch_size(g, j) bytes: a heap per group sized
+ * by its jobs). Returns the latest finish, or NAN when some node never finished (a
+ * group with no speed: S or K of 0). */
+size_t g10_ps_scratch_size(const g10_ps_dag *g, const g10_ps_jobs *j);
 double g10_ps_run(const g10_ps_dag *g, const g10_ps_jobs *j, void *scratch, double *tstart, double *tend);
 
 /* The imbalance and outlier candidates of `is` (found by issues.c with fixed durations)

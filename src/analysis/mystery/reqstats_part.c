@@ -7,8 +7,9 @@
  * present, dur_sum, cp_sum; then the part's rows of lat, cp, nonempty, ccp, ctot,
  * cslack. Invariants: lp_reqstats_part_add of a pack fills exactly the rows the packing
  * part computed and adds its integer sums; a short buffer, another magic, a part whose
- * shape (n, C, S) or rows differ from the receiver's and its range, or one already
- * added, is LP_ERR_FORMAT, never a read or a write out of bounds. */
+ * shape (n, C, S) or rows differ from the receiver's and its range, the receiver's own
+ * part, or sums that would overflow, is LP_ERR_FORMAT, never a read or a write out of
+ * bounds (the caller adds each other part once). */
 #include "longpole/analysis/mystery/reqstats.h"
 #include "longpole/base/dbuf.h"
 
@@ -18,6 +19,10 @@
 
 #define PUT LP_DBUF_PUT
 #define GET LP_DRD_GET
+
+/* *a += b, unless it overflows (then 1: a corrupt pack). */
+static int add_i64(int64_t *a, int64_t b) { return __builtin_add_overflow(*a, b, a); }
+static int add_u64(uint64_t *a, uint64_t b) { return __builtin_add_overflow(*a, b, a); }
 
 lp_status lp_reqstats_part_pack(const lp_reqstats_part *p, uint8_t **buf, size_t *len, size_t *cap, lp_error *err)
 {
@@ -78,23 +83,28 @@ lp_status lp_reqstats_part_add(lp_reqstats_part *p, const uint8_t *buf, size_t n
                             (unsigned long long)from, n - g.off, need);
     lp_reqstats *o = p->out;
     uint64_t v;
-    GET(&g, v), o->violations += v;
-    GET(&g, v), o->unknown += v;
+    int over = 0;
+    GET(&g, v), over |= add_u64(&o->violations, v);
+    GET(&g, v), over |= add_u64(&o->unknown, v);
     for (uint32_t s = 0; s < S; s++) {
         lp_reqstats_seg *a = &o->seg[s], b;
         GET(&g, b.present), GET(&g, b.oncp), GET(&g, b.dur_sum), GET(&g, b.cp_sum), GET(&g, b.slack_sum);
         lp_drd_copy(&g, b.slack_hist, sizeof b.slack_hist);
-        a->present += b.present, a->oncp += b.oncp;
-        a->dur_sum += b.dur_sum, a->cp_sum += b.cp_sum, a->slack_sum += b.slack_sum;
+        over |= add_u64(&a->present, b.present) | add_u64(&a->oncp, b.oncp);
+        over |= add_i64(&a->dur_sum, b.dur_sum) | add_i64(&a->cp_sum, b.cp_sum) | add_i64(&a->slack_sum, b.slack_sum);
         for (int h = 0; h < LP_REQSTATS_HIST; h++)
-            a->slack_hist[h] += b.slack_hist[h];
+            over |= add_u64(&a->slack_hist[h], b.slack_hist[h]);
     }
     for (uint32_t c = 0; c < C; c++) {
         uint64_t present;
         int64_t dur, cp;
         GET(&g, present), GET(&g, dur), GET(&g, cp);
-        o->cat[c].present += present, o->cat[c].dur_sum += dur, o->cat[c].cp_sum += cp;
+        over |= add_u64(&o->cat[c].present, present) | add_i64(&o->cat[c].dur_sum, dur) |
+                add_i64(&o->cat[c].cp_sum, cp);
     }
+    if (over)
+        return lp_error_set(err, LP_ERR_FORMAT, "the requests of part %llu: sums out of range",
+                            (unsigned long long)from);
     lp_drd_copy(&g, p->lat + lo, rows * sizeof *p->lat);
     lp_drd_copy(&g, p->cp + lo, rows * sizeof *p->cp);
     lp_drd_copy(&g, p->nonempty + lo, rows * sizeof *p->nonempty);

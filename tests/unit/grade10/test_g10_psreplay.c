@@ -24,7 +24,7 @@ static double run_fast(const cs *c, double *tend)
 {
     g10_ps_dag g = {c->n, c->first, c->succ, c->leaf};
     g10_ps_jobs j = {c->q, c->d, c->grp, 2, c->K, c->S};
-    void *scr = malloc(g10_ps_scratch_size(&g, 2));
+    void *scr = malloc(g10_ps_scratch_size(&g, &j));
     double ts[NMAX];
     double r = g10_ps_run(&g, &j, scr, ts, tend);
     free(scr);
@@ -158,6 +158,15 @@ static void test_known(void)
     double te[NMAX];
     CHECK(fabs(run_fast(&c, te) - 3.5) < 1e-12);
     CHECK(fabs(te[1] - 3) < 1e-12 && fabs(te[2] - 3) < 1e-12);
+    /* a group with no speed (S = 0): the jobs never finish; the replay says so (NAN), never
+     * a makespan of the nodes that did finish */
+    c.S[0] = 0;
+    CHECK(isnan(run_fast(&c, te)));
+    c.S[0] = 1, c.K[0] = 0;
+    CHECK(isnan(run_fast(&c, te)));
+    /* jobs of no work still finish at once */
+    c.K[0] = 1, c.q[1] = c.q[2] = 0;
+    CHECK(fabs(run_fast(&c, te) - 1.5) < 1e-12);
 }
 
 /* The straggler through the analysis: 4 threads computing 1, 1, 1 and 3 core-s on 2

@@ -91,7 +91,14 @@ typedef struct lp_g10_issues {
     double ps_capacity;      /* K of the first group (capacity units) */
     double ps_share;         /* S of the first group: the share of each unit of K its jobs got beside
                                 other load (1 without a delay series or contention from outside) */
+    uint8_t ps_rejected;     /* 1: that replay of the recorded work was off the recorded durations'
+                                replay (baseline) by more than LP_G10_PS_TOL, or did not complete:
+                                not used, every candidate keeps its fixed-duration estimate */
 } lp_g10_issues;
+
+/* How far (relative) the processor-sharing replay of the recorded work may be from the
+ * replay of the recorded durations for its estimates to be used. */
+#define LP_G10_PS_TOL 0.05
 
 /* Every bottleneck and imbalance candidate replayed. threshold < 0: the model's. */
 lp_status lp_g10_issues_find(const lp_g10_attr *a, double threshold, lp_g10_issues *out, lp_error *err);
