@@ -129,6 +129,14 @@ rc=$?
 grep -q "rank 1 .*q.1.csv" "$tmp/c.err" || bad "other logs on rank 1 (requests): not named: $(head -5 "$tmp/c.err")"
 [ -s "$tmp/c.out" ] && bad "other logs on rank 1 (requests): rank 0 printed a result"
 
+# requests: rank 0 cannot write --save-model: every rank stops (the paths after it are collective)
+(cd "$tmp" && timeout 600 mpirun --oversubscribe -n 2 "$lp" dist requests --save-model "$tmp/no/such/dir/m.json" \
+  r.csv > c.out 2> c.err)
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] || bad "--save-model unwritable (requests): exit $rc (124: a hang)"
+grep -q "no/such/dir/m.json" "$tmp/c.err" || bad "--save-model unwritable (requests): the file is not named: $(head -3 "$tmp/c.err")"
+[ -s "$tmp/c.out" ] && bad "--save-model unwritable (requests): rank 0 printed a result"
+
 # and for spans, a span file that is not JSON on rank 1
 cp "$data/spans_cases.json" "$tmp/j.0.json"; printf '{"data": [ {"traceID": ' > "$tmp/j.1.json"
 (cd "$tmp" && timeout 600 mpirun --oversubscribe -n 2 sh -c \
