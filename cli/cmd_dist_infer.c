@@ -21,13 +21,15 @@ int cli_infdist_same(dshard *s, const lp_reqlog *rl)
     return dshard_same(s, h, "records, requests, segments or hosts");
 }
 
-void cli_infdist_part(const dshard *s, uint64_t *part, uint64_t *nparts)
+/* This rank's share: part `*part` of `*nparts`. */
+static void cli_infdist_part(const dshard *s, uint64_t *part, uint64_t *nparts)
 {
     *part = (uint64_t)s->rank;
     *nparts = (uint64_t)s->size;
 }
 
-lp_status cli_infdist_start(dshard *s, const lp_causal *m, lp_error *err)
+/* Before refining (segments mapped): remember the starting model's counts. */
+static lp_status cli_infdist_start(dshard *s, const lp_causal *m, lp_error *err)
 {
     size_t nand;
     lp_causal_state_size(m, &nand, &s->nwords);
@@ -42,7 +44,8 @@ lp_status cli_infdist_start(dshard *s, const lp_causal *m, lp_error *err)
     return LP_OK;
 }
 
-lp_status cli_infdist_merge(dshard *s, lp_status st, lp_causal *m, lp_error *err)
+/* Every rank, after refining (st: how it went here): combine the models into m. */
+static lp_status cli_infdist_merge(dshard *s, lp_status st, lp_causal *m, lp_error *err)
 {
     if ((st = dshard_settle(s, st, err)))
         return st;
@@ -65,6 +68,20 @@ lp_status cli_infdist_merge(dshard *s, lp_status st, lp_causal *m, lp_error *err
         lp_causal_state_set(m, andw, sumw);
     lp_free(andw), lp_free(sumw);
     return st;
+}
+
+lp_status cli_infdist_refine(dshard *s, lp_status st, lp_causal *m, const lp_reqlog *rl, const uint32_t *map,
+                             lp_causal_refine_opts *ro, lp_error *err)
+{
+    if (!s) /* one process */
+        return st ? st : lp_causal_refine(m, rl, map, ro, err);
+    if (!st) { /* this rank's share of the requests */
+        cli_infdist_part(s, &ro->part, &ro->nparts);
+        st = cli_infdist_start(s, m, err);
+    }
+    if (!st)
+        st = lp_causal_refine(m, rl, map, ro, err);
+    return cli_infdist_merge(s, st, m, err); /* every rank, even after a failure */
 }
 
 lp_status cli_infdist_finish(dshard *s, lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err)

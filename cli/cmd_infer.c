@@ -181,14 +181,7 @@ static int infer(infer_args *a, infer_run *r, const char *out, FILE *so, dshard 
     if (cli_progress_enabled())
         ro.progress = cli_progress;
     lp_status st = lp_causal_map(&r->m, r->rl, &r->map, &err);
-    if (sh && !st) { /* this rank's share of the requests */
-        cli_infdist_part(sh, &ro.part, &ro.nparts);
-        st = cli_infdist_start(sh, &r->m, &err);
-    }
-    if (!st)
-        st = lp_causal_refine(&r->m, r->rl, r->map, &ro, &err);
-    if (sh) /* every rank, even after a failure */
-        st = cli_infdist_merge(sh, st, &r->m, &err);
+    st = cli_infdist_refine(sh, st, &r->m, r->rl, r->map, &ro, &err);
     if (st)
         return cli_fail("infer", &err);
     cli_progress_done();

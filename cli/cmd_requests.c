@@ -141,15 +141,7 @@ static int infer(requests_args *a, req_run *r, dshard *sh)
     lp_causal_refine_opts fo;
     memset(&fo, 0, sizeof fo);
     fo.threads = a->rq.threads;
-    lp_status st = LP_OK;
-    if (sh) { /* this rank's share of the requests */
-        cli_infdist_part(sh, &fo.part, &fo.nparts);
-        st = cli_infdist_start(sh, &r->m, &err);
-    }
-    if (!st)
-        st = lp_causal_refine(&r->m, r->rl, r->map, &fo, &err);
-    if (sh) /* every rank, even after a failure */
-        st = cli_infdist_merge(sh, st, &r->m, &err);
+    lp_status st = cli_infdist_refine(sh, LP_OK, &r->m, r->rl, r->map, &fo, &err);
     if (st)
         return cli_fail("requests", &err);
     if (!a->rq.quiet && (!sh || dshard_root(sh)))
@@ -267,6 +259,10 @@ static int all_requests(requests_args *a, req_run *r, dshard *sh)
     fflush(stdout);
     reqcli_mark(&a->rq, "output");
     reqcli_timing(&a->rq, "requests");
+    if (!r->S.analysed && !r->data_errors) { /* an answer about nothing is not a result (docs/trust.md) */
+        fprintf(stderr, "longpole requests: the logs hold no request with a segment: there is nothing to analyse\n");
+        return LP_EXIT_EMPTY;
+    }
     return r->data_errors ? LP_EXIT_DATA : LP_EXIT_OK;
 }
 

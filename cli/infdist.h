@@ -14,12 +14,11 @@ struct dshard;
 int cli_infer_main(int argc, char **argv, struct dshard *sh);
 /* Every rank, after loading: whether all ranks loaded the same logs (dshard_same). */
 int cli_infdist_same(struct dshard *s, const lp_reqlog *rl);
-/* This rank's share: part `*part` of `*nparts`. */
-void cli_infdist_part(const struct dshard *s, uint64_t *part, uint64_t *nparts);
-/* Before refining (segments mapped): remember the starting model's counts. */
-lp_status cli_infdist_start(struct dshard *s, const lp_causal *m, lp_error *err);
-/* Every rank, after refining (st: how it went here): combine the models into m. */
-lp_status cli_infdist_merge(struct dshard *s, lp_status st, lp_causal *m, lp_error *err);
+/* Every rank (s NULL: one process), after mapping (st: how that went): refine m with
+ * this rank's share of the requests (cli_infdist_part, _start, lp_causal_refine,
+ * _merge); returns the merged outcome. */
+lp_status cli_infdist_refine(struct dshard *s, lp_status st, lp_causal *m, const lp_reqlog *rl, const uint32_t *map,
+                             lp_causal_refine_opts *ro, lp_error *err);
 /* Every rank: derive the pipelines of the merged model and reject those any rank's
  * requests contradict (lp_causal_finish over every request). */
 lp_status cli_infdist_finish(struct dshard *s, lp_causal *m, const lp_reqlog *rl, const uint32_t *map, lp_error *err);
