@@ -371,6 +371,10 @@ int cli_infer_main(int argc, char **argv, dshard *sh)
             rc = LP_EXIT_FINDINGS;
         else if (r.data_errors)
             rc = LP_EXIT_DATA;
+        else if (r.m.nreq == 0) { /* a model of nothing is not a result (docs/trust.md) */
+            fprintf(stderr, "longpole infer: the logs hold no request: there is nothing to infer from\n");
+            rc = LP_EXIT_EMPTY;
+        }
     }
     run_release(&r);
     cli_args_release(spec, &a, &rest);
